@@ -1,0 +1,69 @@
+package io.relay.http;
+
+import io.relay.RelayServices;
+import org.apache.pekko.actor.typed.Scheduler;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.ExceptionHandler;
+import org.apache.pekko.http.javadsl.server.RejectionHandler;
+import org.apache.pekko.http.javadsl.server.Route;
+
+/** Builds the node's two route trees: the access API and the WebSocket relay. */
+public final class HttpApi extends AllDirectives {
+  private final HttpSettings settings;
+  private final RelayServices services;
+  private final Scheduler scheduler;
+
+  public HttpApi(HttpSettings settings, RelayServices services, Scheduler scheduler) {
+    this.settings = settings;
+    this.services = services;
+    this.scheduler = scheduler;
+  }
+
+  /** The access API; every refusal, including unknown paths, is a JSON error. */
+  public Route accessRoute() {
+    AccessGuard guard = new AccessGuard(new TokenVerifier(settings));
+    Route routes =
+        concat(
+            new SessionRoutes(
+                    guard,
+                    settings,
+                    services.settings(),
+                    services.codes(),
+                    services.denyList(),
+                    services.metrics(),
+                    scheduler)
+                .route(),
+            new BidsRoutes(guard, settings, services.denyList(), services.metrics(), scheduler)
+                .route(),
+            new StatusRoutes(guard, services.directory(), services.node()).route());
+    return routes.seal(jsonRejections(), jsonExceptions());
+  }
+
+  /** The WebSocket relay; refusals are a plain status with a one-line body. */
+  public Route relayRoute() {
+    return new RelayRoutes(
+            settings,
+            services.settings(),
+            services.codes(),
+            services.denyList(),
+            services.registry(),
+            services.metrics(),
+            scheduler)
+        .route()
+        .seal();
+  }
+
+  private ExceptionHandler jsonExceptions() {
+    return ExceptionHandler.newBuilder()
+        .matchAny(failure -> complete(AccessGuard.toResponse(failure)))
+        .build();
+  }
+
+  private static RejectionHandler jsonRejections() {
+    return RejectionHandler.defaultHandler()
+        .mapRejectionResponse(
+            response -> {
+              return Json.error(response.status().intValue(), response.status().reason());
+            });
+  }
+}

@@ -1,0 +1,73 @@
+package io.relay.http;
+
+import com.typesafe.config.Config;
+import io.relay.config.SettingsReader;
+import java.time.Duration;
+
+/**
+ * The access API's and relay server's settings of {@code relay { }}, read once at startup.
+ *
+ * @param secret HS256 key of access tokens
+ * @param devMode true when no secret was configured and the documented development key is in use
+ * @param audience the {@code aud} tokens must carry
+ * @param url public relay base URL written into returned URIs
+ * @param host bind address
+ * @param portAccess access API port
+ * @param portRelay WebSocket relay port
+ * @param allowNoBookingId whether tokens without {@code booking_id} are accepted
+ * @param askTimeout how long a route waits for the node's actors
+ * @param tokenLeeway clock skew tolerated when checking {@code exp}, {@code nbf} and {@code iat}
+ * @param tlsCert PEM certificate chain, or empty for plain HTTP
+ * @param tlsKey PEM private key, or empty for plain HTTP
+ */
+public record HttpSettings(
+    String secret,
+    boolean devMode,
+    String audience,
+    String url,
+    String host,
+    int portAccess,
+    int portRelay,
+    boolean allowNoBookingId,
+    Duration askTimeout,
+    Duration tokenLeeway,
+    String tlsCert,
+    String tlsKey) {
+
+  /**
+   * The well-known key used when RELAY_SECRET is unset. Anyone can mint tokens with it, so a node
+   * using it binds to loopback only and warns loudly.
+   */
+  public static final String DEV_SECRET = "relay-development-secret-do-not-use-in-production";
+
+  public static HttpSettings create(Config config) {
+    SettingsReader r = new SettingsReader(config);
+    String secret = r.string("relay.secret");
+    String url = r.string("relay.url").replaceAll("/+$", "");
+    if (!url.matches("wss?://[^\\s?#]+")) {
+      throw SettingsReader.invalid("relay.url", "expected ws://host[:port][/prefix] or wss://..., got '" + url + "'");
+    }
+    String tlsCert = r.string("relay.tls-cert");
+    String tlsKey = r.string("relay.tls-key");
+    if (tlsCert.isEmpty() != tlsKey.isEmpty()) {
+      throw SettingsReader.invalid("relay.tls-cert", "set both RELAY_TLS_CERT and RELAY_TLS_KEY, or neither");
+    }
+    return new HttpSettings(
+        secret.isEmpty() ? DEV_SECRET : secret,
+        secret.isEmpty(),
+        r.string("relay.audience"),
+        url,
+        r.string("relay.host"),
+        r.port("relay.port-access"),
+        r.port("relay.port-relay"),
+        r.bool("relay.allow-no-booking-id"),
+        r.duration("relay.ask-timeout"),
+        r.duration("relay.token-leeway"),
+        tlsCert,
+        tlsKey);
+  }
+
+  public boolean tls() {
+    return !tlsCert.isEmpty();
+  }
+}

@@ -1,0 +1,215 @@
+package io.relay.http;
+
+import io.relay.RelaySettings;
+import io.relay.codes.CodeGrant;
+import io.relay.codes.CodeStore;
+import io.relay.deny.DenyList;
+import io.relay.metrics.RelayMetrics;
+import io.relay.topic.Connection;
+import io.relay.topic.TopicActor;
+import io.relay.topic.TopicRegistry;
+import io.relay.ws.OutboundQueue;
+import java.time.Instant;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Scheduler;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.http.impl.engine.ws.FrameEvent;
+import org.apache.pekko.http.impl.engine.ws.UpgradeToWebSocketLowLevel;
+import org.apache.pekko.stream.FlowShape;
+import org.apache.pekko.stream.Graph;
+import org.apache.pekko.http.javadsl.model.AttributeKeys;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.model.ws.WebSocketUpgrade;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.Route;
+import scala.Option;
+
+/**
+ * {@code GET /session/{topic}?code=C}: redeems the one-time code and upgrades to the topic's
+ * WebSocket, or refuses with a plain status and a one-line body before the upgrade.
+ */
+final class RelayRoutes extends AllDirectives {
+  /** The subprotocol browsers of practable's clients ask for. */
+  private static final String NULL_PROTOCOL = "null";
+
+  private final HttpSettings settings;
+  private final RelaySettings relaySettings;
+  private final ActorRef<CodeStore.Command> codes;
+  private final ActorRef<DenyList.Command> denyList;
+  private final ActorRef<TopicRegistry.Command> registry;
+  private final RelayMetrics metrics;
+  private final Scheduler scheduler;
+  private final AtomicLong connectionIds = new AtomicLong();
+
+  RelayRoutes(
+      HttpSettings settings,
+      RelaySettings relaySettings,
+      ActorRef<CodeStore.Command> codes,
+      ActorRef<DenyList.Command> denyList,
+      ActorRef<TopicRegistry.Command> registry,
+      RelayMetrics metrics,
+      Scheduler scheduler) {
+    this.settings = settings;
+    this.relaySettings = relaySettings;
+    this.codes = codes;
+    this.denyList = denyList;
+    this.registry = registry;
+    this.metrics = metrics;
+    this.scheduler = scheduler;
+  }
+
+  Route route() {
+    return pathPrefix(
+        "session",
+        () ->
+            extractUnmatchedPath(
+                path ->
+                    get(
+                        () ->
+                            extractRequest(
+                                request ->
+                                    parameterOptional(
+                                        "code",
+                                        code ->
+                                            completeWithFuture(
+                                                accept(path, code, request).exceptionally(RelayRoutes::refusal)))))));
+  }
+
+  private CompletionStage<HttpResponse> accept(String path, Optional<String> code, HttpRequest request) {
+    try {
+      String topic = TopicPath.parse(path);
+      Optional<WebSocketUpgrade> upgrade = request.getAttribute(AttributeKeys.webSocketUpgrade);
+      if (upgrade.isEmpty()) {
+        throw new ApiException(400, "expected a WebSocket upgrade");
+      }
+      String presented = code.filter(c -> !c.isEmpty()).orElseThrow(() -> refused("missing", "missing code"));
+      return AskPattern.<CodeStore.Command, CodeStore.Redemption>ask(
+              codes,
+              replyTo -> new CodeStore.Redeem(presented, topic, replyTo),
+              settings.askTimeout(),
+              scheduler)
+          .thenCompose(
+              redemption -> {
+                if (redemption instanceof CodeStore.Rejected rejected) {
+                  throw refused(rejected.reason().name().toLowerCase(Locale.ROOT), message(rejected.reason()));
+                }
+                return admit(((CodeStore.Redeemed) redemption).grant(), request, upgrade.get());
+              });
+    } catch (ApiException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  private CompletionStage<HttpResponse> admit(CodeGrant grant, HttpRequest request, WebSocketUpgrade upgrade) {
+    return AskPattern.<DenyList.Command, Boolean>ask(
+            denyList,
+            replyTo -> new DenyList.Check(grant.bookingId(), replyTo),
+            settings.askTimeout(),
+            scheduler)
+        .thenCompose(
+            denied -> {
+              if (denied) {
+                metrics.codesRefused.labelValues("denied").inc();
+                throw new ApiException(403, "booking denied");
+              }
+              Instant expiresAt = Instant.ofEpochSecond(grant.tokenExpiresAt());
+              if (!expiresAt.isAfter(Instant.now())) {
+                throw refused("token_expired", "token expired");
+              }
+              Connection connection = connection(grant, expiresAt, request);
+              return AskPattern.<TopicRegistry.Command, TopicActor.JoinResult>ask(
+                  registry,
+                  replyTo -> new TopicRegistry.Join(connection, replyTo),
+                  settings.askTimeout(),
+                  scheduler);
+            })
+        .thenApply(result -> upgrade(result, upgrade));
+  }
+
+  private Connection connection(CodeGrant grant, Instant expiresAt, HttpRequest request) {
+    Connection.Grant info =
+        new Connection.Grant(
+            grant.topic(),
+            grant.bookingId(),
+            grant.scopes(),
+            Instant.now(),
+            expiresAt,
+            remoteAddress(request),
+            request.getHeader("User-Agent").map(h -> h.value()).orElse(""));
+    return new Connection(
+        connectionIds.incrementAndGet(),
+        info,
+        new OutboundQueue(relaySettings.bufferSize(), relaySettings.bufferBytes()));
+  }
+
+  private static HttpResponse upgrade(TopicActor.JoinResult result, WebSocketUpgrade upgrade) {
+    if (result instanceof TopicActor.Refused refused) {
+      HttpResponse response = text(refused.status(), refused.message());
+      return refused.retryAfter() == null
+          ? response
+          : response.addHeader(RawHeader.create("Retry-After", String.valueOf(Math.max(1, refused.retryAfter().toSeconds()))));
+    }
+    boolean wantsNull = false;
+    for (String protocol : upgrade.getRequestedProtocols()) {
+      wantsNull |= NULL_PROTOCOL.equals(protocol);
+    }
+    Option<String> subprotocol = wantsNull ? Option.apply(NULL_PROTOCOL) : Option.empty();
+    @SuppressWarnings("unchecked")
+    Graph<FlowShape<FrameEvent, FrameEvent>, Object> flow =
+        (Graph<FlowShape<FrameEvent, FrameEvent>, Object>) (Graph<?, ?>) ((TopicActor.Joined) result).flow();
+    return (HttpResponse) ((UpgradeToWebSocketLowLevel) upgrade).handleFrames(flow, subprotocol);
+  }
+
+  /** The first X-Forwarded-For entry, else the peer's address. */
+  private static String remoteAddress(HttpRequest request) {
+    Optional<String> forwarded =
+        request.getHeader("X-Forwarded-For").map(h -> h.value().split(",")[0].trim()).filter(s -> !s.isEmpty());
+    return forwarded.orElseGet(
+        () ->
+            request
+                .getAttribute(AttributeKeys.remoteAddress)
+                .flatMap(a -> a.getAddress())
+                .map(a -> a.getHostAddress())
+                .orElse("unknown"));
+  }
+
+  private ApiException refused(String reason, String message) {
+    metrics.codesRefused.labelValues(reason).inc();
+    return new ApiException(401, message);
+  }
+
+  private static String message(CodeStore.Reason reason) {
+    return switch (reason) {
+      case UNKNOWN -> "unknown code";
+      case USED -> "code already used";
+      case EXPIRED -> "code expired";
+      case WRONG_TOPIC -> "code is for another topic";
+    };
+  }
+
+  private static HttpResponse refusal(Throwable failure) {
+    HttpResponse json = AccessGuard.toResponse(failure);
+    Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
+    if (cause instanceof ApiException api) {
+      return text(api.status(), api.getMessage());
+    }
+    return json.status().intValue() == 503
+        ? text(503, "the relay did not answer in time").addHeader(RawHeader.create("Retry-After", "1"))
+        : text(json.status().intValue(), "internal error");
+  }
+
+  private static HttpResponse text(int status, String line) {
+    return HttpResponse.create()
+        .withStatus(StatusCodes.get(status))
+        .withEntity(ContentTypes.TEXT_PLAIN_UTF8, line + "\n");
+  }
+}

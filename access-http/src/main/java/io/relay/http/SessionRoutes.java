@@ -1,0 +1,123 @@
+package io.relay.http;
+
+import io.relay.RelaySettings;
+import io.relay.codes.CodeGrant;
+import io.relay.codes.CodeStore;
+import io.relay.deny.DenyList;
+import io.relay.http.TokenVerifier.Claims;
+import io.relay.metrics.RelayMetrics;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Scheduler;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.Route;
+
+/** {@code POST /session/{topic}}: exchanges a session token for a one-time relay URI. */
+final class SessionRoutes extends AllDirectives {
+  private static final int CODE_BYTES = 16;
+
+  private final AccessGuard guard;
+  private final HttpSettings settings;
+  private final RelaySettings relaySettings;
+  private final ActorRef<CodeStore.Command> codes;
+  private final ActorRef<DenyList.Command> denyList;
+  private final RelayMetrics metrics;
+  private final Scheduler scheduler;
+  private final SecureRandom random = new SecureRandom();
+
+  SessionRoutes(
+      AccessGuard guard,
+      HttpSettings settings,
+      RelaySettings relaySettings,
+      ActorRef<CodeStore.Command> codes,
+      ActorRef<DenyList.Command> denyList,
+      RelayMetrics metrics,
+      Scheduler scheduler) {
+    this.guard = guard;
+    this.settings = settings;
+    this.relaySettings = relaySettings;
+    this.codes = codes;
+    this.denyList = denyList;
+    this.metrics = metrics;
+    this.scheduler = scheduler;
+  }
+
+  Route route() {
+    return pathPrefix(
+        "session",
+        () ->
+            extractUnmatchedPath(
+                path ->
+                    post(
+                        () ->
+                            optionalHeaderValueByName(
+                                "Authorization",
+                                authorization ->
+                                    completeWithFuture(
+                                        guard.withScope(
+                                            authorization, null, claims -> issue(path, claims)))))));
+  }
+
+  private CompletionStage<HttpResponse> issue(String path, Claims claims) {
+    String topic = TopicPath.parse(path);
+    if (!topic.equals(claims.topic())) {
+      throw new ApiException(400, "path topic does not match the token's topic claim");
+    }
+    if (!claims.prefix().isEmpty() && !claims.prefix().equals("session")) {
+      throw new ApiException(400, "token prefix must be session");
+    }
+    if (!claims.hasScope("read") && !claims.hasScope("write")) {
+      throw new ApiException(403, "token needs the read or write scope");
+    }
+    if (claims.bookingId().isEmpty() && !settings.allowNoBookingId()) {
+      throw new ApiException(401, "token is missing the booking_id claim");
+    }
+    return AskPattern.<DenyList.Command, Boolean>ask(
+            denyList,
+            replyTo -> new DenyList.Check(claims.bookingId(), replyTo),
+            settings.askTimeout(),
+            scheduler)
+        .thenCompose(
+            denied -> {
+              if (denied) {
+                throw new ApiException(400, "booking " + claims.bookingId() + " is deny-listed");
+              }
+              return store(topic, claims);
+            });
+  }
+
+  private CompletionStage<HttpResponse> store(String topic, Claims claims) {
+    String code = newCode();
+    CodeGrant grant =
+        new CodeGrant(
+            topic,
+            claims.scopes(),
+            claims.bookingId(),
+            claims.expiresAt(),
+            System.currentTimeMillis() + relaySettings.codeTtl().toMillis());
+    return AskPattern.<CodeStore.Command, CodeStore.Issued>ask(
+            codes,
+            replyTo -> new CodeStore.Issue(code, grant, replyTo),
+            settings.askTimeout(),
+            scheduler)
+        .thenApply(
+            issued -> {
+              if (issued != CodeStore.Issued.STORED) {
+                return Json.error(503, "could not replicate the code to a majority of nodes; try again");
+              }
+              metrics.codesIssued.inc();
+              return Json.ok(Map.of("uri", settings.url() + "/session/" + topic + "?code=" + code));
+            });
+  }
+
+  private String newCode() {
+    byte[] bytes = new byte[CODE_BYTES];
+    random.nextBytes(bytes);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+  }
+}

@@ -1,0 +1,43 @@
+package io.relay.node;
+
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.apache.pekko.actor.ExtendedActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.http.javadsl.model.ContentType;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.management.javadsl.ManagementRouteProvider;
+import org.apache.pekko.management.javadsl.ManagementRouteProviderSettings;
+
+/** Serves the node's Prometheus metrics at {@code /metrics} on the management port. */
+public final class MetricsRoute extends AllDirectives implements ManagementRouteProvider {
+  private static final ContentType CONTENT_TYPE =
+      ContentTypes.parse("text/plain; version=0.0.4; charset=utf-8");
+
+  private final NodeState state;
+  private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
+
+  public MetricsRoute(ExtendedActorSystem system) {
+    this.state = NodeState.get(Adapter.toTyped(system));
+  }
+
+  @Override
+  public Route routes(ManagementRouteProviderSettings settings) {
+    return path("metrics", () -> get(() -> complete(scrape())));
+  }
+
+  private HttpResponse scrape() {
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    try {
+      writer.write(body, state.metrics().registry().scrape());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return HttpResponse.create().withEntity(CONTENT_TYPE, body.toByteArray());
+  }
+}

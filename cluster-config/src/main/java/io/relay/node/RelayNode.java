@@ -1,0 +1,158 @@
+package io.relay.node;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValueFactory;
+import io.relay.RelayServices;
+import io.relay.RelaySettings;
+import io.relay.codes.CodeStore;
+import io.relay.deny.DenyList;
+import io.relay.http.HttpApi;
+import io.relay.http.HttpServer;
+import io.relay.http.HttpSettings;
+import io.relay.metrics.RelayMetrics;
+import io.relay.topic.ConnectionDirectory;
+import io.relay.topic.TopicActor;
+import io.relay.topic.TopicRegistry;
+import io.relay.ws.CloseCodes;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Join;
+import org.apache.pekko.management.javadsl.PekkoManagement;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A relay node: its configuration, its guardian (codes, deny list, topics, HTTP servers,
+ * management) and how it joins its cluster.
+ */
+public final class RelayNode {
+  private static final Logger LOG = LoggerFactory.getLogger(RelayNode.class);
+
+  private RelayNode() {}
+
+  /** The settings a node runs with, validated. */
+  record Settings(Config config, NodeSettings node, HttpSettings http, RelaySettings relay) {}
+
+  /**
+   * Loads and validates the configuration: {@code overrides} first, then the environment
+   * variables, application.conf and the modules' defaults.
+   *
+   * @throws io.relay.config.SettingsReader.InvalidSettingException naming the bad key
+   */
+  static Settings load(Config overrides) {
+    Config loaded =
+        ConfigFactory.load(overrides.withFallback(ConfigFactory.parseResources("application.conf")));
+    NodeSettings node = NodeSettings.create(loaded);
+    HttpSettings http = HttpSettings.create(loaded);
+    RelaySettings relay = RelaySettings.create(loaded);
+    if (http.devMode() && !isLoopback(node.host())) {
+      throw io.relay.config.SettingsReader.invalid(
+          "relay.host", "without RELAY_SECRET the node binds to loopback only; set RELAY_SECRET to bind " + node.host());
+    }
+    Config cluster =
+        ConfigFactory.empty()
+            .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(node.seedNodes()))
+            .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(node.roles()));
+    return new Settings(cluster.withFallback(loaded), node, http, relay);
+  }
+
+  /** Starts a node; it joins its cluster and binds its servers in the background. */
+  static ActorSystem<Void> start(Settings settings) {
+    if (settings.http().devMode()) {
+      LOG.warn(
+          "RELAY_SECRET is not set: DEVELOPMENT MODE. Tokens are checked against the documented "
+              + "development key, which anyone can use; binding to loopback only.");
+    }
+    return ActorSystem.create(guardian(settings), "relay", settings.config());
+  }
+
+  private static Behavior<Void> guardian(Settings settings) {
+    return Behaviors.setup(
+        context -> {
+          ActorSystem<Void> system = context.getSystem();
+          Cluster cluster = Cluster.get(system);
+          if (settings.node().seedNodes().isEmpty() && settings.node().discovery().isEmpty()) {
+            cluster.manager().tell(Join.create(cluster.selfMember().address()));
+          }
+          String node = cluster.selfMember().address().toString();
+          NodeState state = NodeState.get(system);
+          RelayServices services = spawnServices(context, settings.relay(), state.metrics(), node);
+          PekkoManagement.get(system.classicSystem()).start();
+          bindServers(system, settings, services, state);
+          registerDrain(system, services, state);
+          return Behaviors.empty();
+        });
+  }
+
+  private static RelayServices spawnServices(
+      ActorContext<Void> context, RelaySettings relay, RelayMetrics metrics, String node) {
+    ConnectionDirectory directory = new ConnectionDirectory();
+    ActorRef<TopicRegistry.Command> registry =
+        context.spawn(
+            TopicRegistry.create(new TopicActor.Context(relay, metrics, directory, node)), "topics");
+    ActorRef<CodeStore.Command> codes =
+        context.spawn(CodeStore.create(relay, System::currentTimeMillis), "codes");
+    ActorRef<DenyList.Command> denyList =
+        context.spawn(
+            DenyList.create(relay, registry, () -> Instant.now().getEpochSecond()), "deny-list");
+    metrics.gauge("relay_connections", "Open WebSocket connections on this node", directory::size);
+    metrics.gauge("relay_topics", "Topics hosted on this node", directory::topicCount);
+    Cluster cluster = Cluster.get(context.getSystem());
+    metrics.gauge(
+        "relay_cluster_members",
+        "Members of the cluster as this node sees them",
+        () -> cluster.state().getMembers().spliterator().estimateSize());
+    return new RelayServices(relay, codes, denyList, registry, directory, metrics, node);
+  }
+
+  private static void bindServers(
+      ActorSystem<Void> system, Settings settings, RelayServices services, NodeState state) {
+    HttpApi api = new HttpApi(settings.http(), services, system.scheduler());
+    HttpSettings http = settings.http();
+    CompletionStage<InetSocketAddress> access =
+        settings.node().runsAccess()
+            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), settings.node().unbindDeadline())
+            : CompletableFuture.completedFuture(null);
+    CompletionStage<InetSocketAddress> relay =
+        settings.node().runsRelay()
+            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), settings.node().unbindDeadline())
+            : CompletableFuture.completedFuture(null);
+    access.thenAcceptBoth(relay, state::serversBound);
+  }
+
+  /** On shutdown: not ready at once, then every relay connection is closed with 1001. */
+  private static void registerDrain(ActorSystem<Void> system, RelayServices services, NodeState state) {
+    CoordinatedShutdown.get(system)
+        .addTask(
+            CoordinatedShutdown.PhaseBeforeServiceUnbind(),
+            "relay-drain",
+            () -> {
+              if (state.startDraining()) {
+                LOG.info("draining: closing relay connections with 1001");
+              }
+              services.registry().tell(new TopicRegistry.CloseAll(CloseCodes.GOING_AWAY, "node draining"));
+              return CompletableFuture.completedFuture(Done.getInstance());
+            });
+  }
+
+  private static boolean isLoopback(String host) {
+    try {
+      return InetAddress.getByName(host).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,22 @@
+package io.relay;
+
+import io.relay.codes.CodeStore;
+import io.relay.deny.DenyList;
+import io.relay.metrics.RelayMetrics;
+import io.relay.topic.ConnectionDirectory;
+import io.relay.topic.TopicRegistry;
+import org.apache.pekko.actor.typed.ActorRef;
+
+/**
+ * What a node's HTTP servers are given by its guardian: the node's actors and shared objects.
+ *
+ * @param node this node's cluster address, as reports name it
+ */
+public record RelayServices(
+    RelaySettings settings,
+    ActorRef<CodeStore.Command> codes,
+    ActorRef<DenyList.Command> denyList,
+    ActorRef<TopicRegistry.Command> registry,
+    ConnectionDirectory directory,
+    RelayMetrics metrics,
+    String node) {}

@@ -1,0 +1,17 @@
+package io.relay.codes;
+
+import io.relay.CborSerializable;
+import java.util.List;
+
+/**
+ * What a one-time code grants, replicated in Distributed Data until it is redeemed or expires.
+ *
+ * @param topic the topic the code is for
+ * @param scopes the token's scopes
+ * @param bookingId the token's booking id, or empty
+ * @param tokenExpiresAt the token's {@code exp}, epoch seconds: the connection closes with 4000 then
+ * @param codeExpiresAt when the code itself lapses, epoch milliseconds
+ */
+public record CodeGrant(
+    String topic, List<String> scopes, String bookingId, long tokenExpiresAt, long codeExpiresAt)
+    implements CborSerializable {}

@@ -1,0 +1,87 @@
+package io.relay.config;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.function.Supplier;
+
+/**
+ * Reads validated settings from HOCON, failing with one line that names the key and its
+ * environment variable.
+ */
+public final class SettingsReader {
+  private final Config config;
+
+  public SettingsReader(Config config) {
+    this.config = config;
+  }
+
+  /** The environment variable that overrides a {@code relay.*} key. */
+  public static String envVar(String key) {
+    return key.replace('.', '_').replace('-', '_').toUpperCase(Locale.ROOT);
+  }
+
+  public String string(String key) {
+    return read(key, "a string", () -> config.getString(key));
+  }
+
+  public boolean bool(String key) {
+    return read(key, "true or false", () -> config.getBoolean(key));
+  }
+
+  /** An integer in [min, max]. */
+  public int integer(String key, int min, int max) {
+    int value = read(key, "an integer", () -> config.getInt(key));
+    if (value < min || value > max) {
+      throw invalid(key, "expected an integer from " + min + " to " + max + ", got " + value);
+    }
+    return value;
+  }
+
+  /** A TCP port, 0 meaning any free port. */
+  public int port(String key) {
+    return integer(key, 0, 65535);
+  }
+
+  /** A positive byte size, as a count or in HOCON's form (16MiB). */
+  public long bytes(String key) {
+    long value = read(key, "a size such as 65536 or 16MiB", () -> config.getBytes(key));
+    if (value <= 0) {
+      throw invalid(key, "expected a positive size, got " + value);
+    }
+    return value;
+  }
+
+  /** A positive duration in HOCON's form (30s, 500ms). */
+  public Duration duration(String key) {
+    Duration value = read(key, "a duration such as 30s or 500ms", () -> config.getDuration(key));
+    if (value.isNegative() || value.isZero()) {
+      throw invalid(key, "expected a positive duration, got " + value);
+    }
+    return value;
+  }
+
+  private <T> T read(String key, String expected, Supplier<T> getter) {
+    try {
+      return getter.get();
+    } catch (ConfigException.Missing e) {
+      throw invalid(key, "is missing");
+    } catch (ConfigException e) {
+      String given = config.hasPath(key) ? config.getValue(key).unwrapped().toString() : "nothing";
+      throw invalid(key, "expected " + expected + ", got '" + given + "'");
+    }
+  }
+
+  /** An error naming the key and its environment variable. */
+  public static InvalidSettingException invalid(String key, String problem) {
+    return new InvalidSettingException(key + " (" + envVar(key) + "): " + problem);
+  }
+
+  /** A setting that stops the node at startup; its message is the one line to print. */
+  public static final class InvalidSettingException extends RuntimeException {
+    public InvalidSettingException(String message) {
+      super(message);
+    }
+  }
+}

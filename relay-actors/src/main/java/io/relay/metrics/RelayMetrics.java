@@ -1,0 +1,54 @@
+package io.relay.metrics;
+
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.function.LongSupplier;
+
+/** The node's Prometheus metrics; one instance per node, created by its guardian. */
+public final class RelayMetrics {
+  private final PrometheusRegistry registry = new PrometheusRegistry();
+
+  public final Counter framesIn = counter("relay_frames_in", "Messages received from connections");
+  public final Counter bytesIn = counter("relay_bytes_in", "Payload bytes received from connections");
+  public final Counter framesOut = counter("relay_frames_out", "Messages sent to connections");
+  public final Counter bytesOut = counter("relay_bytes_out", "Payload bytes sent to connections");
+  public final Counter framesDropped =
+      counter("relay_frames_dropped", "Messages dropped from full outbound queues (slow readers)");
+  public final Counter framesRefused =
+      counter("relay_frames_refused", "Messages from connections without write scope, not relayed");
+  public final Counter connectionsOpened =
+      counter("relay_connections_opened", "WebSocket connections accepted");
+  public final Counter connectionsClosed =
+      Counter.builder()
+          .name("relay_connections_closed")
+          .help("WebSocket connections closed, by close code")
+          .labelNames("code")
+          .register(registry);
+  public final Counter codesIssued = counter("relay_codes_issued", "One-time codes issued");
+  public final Counter codesRefused =
+      Counter.builder()
+          .name("relay_codes_refused")
+          .help("Relay requests refused before the upgrade, by reason")
+          .labelNames("reason")
+          .register(registry);
+  public final Counter denies = counter("relay_denies", "Bookings denied through the access API");
+  public final Counter allows = counter("relay_allows", "Bookings allowed through the access API");
+
+  private Counter counter(String name, String help) {
+    return Counter.builder().name(name).help(help).register(registry);
+  }
+
+  /** Registers a gauge read on every scrape. */
+  public void gauge(String name, String help, LongSupplier value) {
+    GaugeWithCallback.builder()
+        .name(name)
+        .help(help)
+        .callback(callback -> callback.call(value.getAsLong()))
+        .register(registry);
+  }
+
+  public PrometheusRegistry registry() {
+    return registry;
+  }
+}

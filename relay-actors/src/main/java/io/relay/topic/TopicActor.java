@@ -1,0 +1,212 @@
+package io.relay.topic;
+
+import io.relay.RelaySettings;
+import io.relay.metrics.RelayMetrics;
+import io.relay.ws.CloseCodes;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.http.impl.engine.ws.FrameEvent;
+import org.apache.pekko.stream.FlowShape;
+import org.apache.pekko.stream.Graph;
+
+/**
+ * One hosted topic: owns its connections and their permissions, publishes its readers to the
+ * {@link Room}, and is the only thing that closes them (deny, expiry, eviction, drain).
+ */
+public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
+
+  /** Messages a topic actor understands. */
+  public sealed interface Command {}
+
+  /** Adds an accepted connection; answers with the stream that will serve it. */
+  public record Join(Connection connection, ActorRef<JoinResult> replyTo) implements Command {}
+
+  /** The connection's stream has ended. */
+  public record Left(long connectionId, String reason) implements Command {}
+
+  /** Closes the connections of a denied booking with 4003. */
+  public record CloseBooking(String bookingId) implements Command {}
+
+  /** Closes every connection of the topic with this code. */
+  public record CloseAll(int code, String reason) implements Command {}
+
+  /** From the registry: stop if still empty. */
+  enum Stop implements Command {
+    INSTANCE
+  }
+
+  private record Expire(long connectionId) implements Command {}
+
+  private record AttachDeadline(long connectionId) implements Command {}
+
+  /** What a join produced. */
+  public sealed interface JoinResult {}
+
+  /** Accepted: run this frame-level flow as the connection's WebSocket handler. */
+  public record Joined(Graph<FlowShape<FrameEvent, FrameEvent>, NotUsed> flow)
+      implements JoinResult {}
+
+  /** Refused before the upgrade, with the HTTP status to answer and its message. */
+  public record Refused(int status, String message, Duration retryAfter) implements JoinResult {}
+
+  private final ActorContext<Command> context;
+  private final TimerScheduler<Command> timers;
+  private final String topic;
+  private final ActorRef<TopicRegistry.Command> registry;
+  private final Context shared;
+  private final Room room;
+  private final Map<Long, Connection> members = new LinkedHashMap<>();
+  private long joins;
+
+  /** What every topic actor of a node shares, created by the node's guardian. */
+  public record Context(
+      RelaySettings settings, RelayMetrics metrics, ConnectionDirectory directory, String node) {}
+
+  static Behavior<Command> create(
+      String topic, ActorRef<TopicRegistry.Command> registry, Context shared) {
+    return Behaviors.setup(
+        context ->
+            Behaviors.withTimers(
+                timers -> new TopicActor(context, timers, topic, registry, shared)));
+  }
+
+  private TopicActor(
+      ActorContext<Command> context,
+      TimerScheduler<Command> timers,
+      String topic,
+      ActorRef<TopicRegistry.Command> registry,
+      Context shared) {
+    super(context);
+    this.context = context;
+    this.timers = timers;
+    this.topic = topic;
+    this.registry = registry;
+    this.shared = shared;
+    this.room = new Room(shared.metrics());
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(Join.class, this::onJoin)
+        .onMessage(Left.class, this::onLeft)
+        .onMessage(CloseBooking.class, this::onCloseBooking)
+        .onMessage(CloseAll.class, this::onCloseAll)
+        .onMessage(Expire.class, this::onExpire)
+        .onMessage(AttachDeadline.class, this::onAttachDeadline)
+        .onMessage(Stop.class, this::onStop)
+        .build();
+  }
+
+  private Behavior<Command> onJoin(Join join) {
+    joins++;
+    Connection connection = join.connection();
+    members.put(connection.id(), connection);
+    connection.joined(room, context.getSelf());
+    publishReaders();
+    shared.directory().add(connection);
+    shared.metrics().connectionsOpened.inc();
+    Connection.Grant grant = connection.grant();
+    context
+        .getLog()
+        .info(
+            "connection opened topic={} booking={} scopes={} node={} remote={} id={}",
+            topic,
+            grant.bookingId(),
+            grant.scopes(),
+            shared.node(),
+            grant.remoteAddr(),
+            connection.id());
+    Duration untilExpiry = Duration.between(Instant.now(), grant.expiresAt());
+    timers.startSingleTimer(
+        new Expire(connection.id()), untilExpiry.isNegative() ? Duration.ZERO : untilExpiry);
+    timers.startSingleTimer(
+        new AttachDeadline(connection.id()), shared.settings().attachTimeout());
+    join.replyTo()
+        .tell(new Joined(new ConnectionStage(connection, shared.settings(), shared.metrics())));
+    return this;
+  }
+
+  private Behavior<Command> onLeft(Left left) {
+    Connection connection = members.remove(left.connectionId());
+    if (connection == null) {
+      return this;
+    }
+    forget(connection);
+    Connection.Grant grant = connection.grant();
+    context
+        .getLog()
+        .info(
+            "connection closed topic={} booking={} scopes={} node={} remote={} id={} duration={}s reason={}",
+            topic,
+            grant.bookingId(),
+            grant.scopes(),
+            shared.node(),
+            grant.remoteAddr(),
+            connection.id(),
+            Duration.between(grant.connectedAt(), Instant.now()).toSeconds(),
+            left.reason());
+    int code = connection.closeCode();
+    shared.metrics().connectionsClosed.labelValues(code == 0 ? "client" : String.valueOf(code)).inc();
+    if (members.isEmpty()) {
+      registry.tell(new TopicRegistry.TopicIdle(topic, context.getSelf(), joins));
+    }
+    return this;
+  }
+
+  private void forget(Connection connection) {
+    publishReaders();
+    shared.directory().remove(connection);
+    timers.cancel(new Expire(connection.id()));
+    timers.cancel(new AttachDeadline(connection.id()));
+  }
+
+  private Behavior<Command> onCloseBooking(CloseBooking close) {
+    for (Connection connection : members.values()) {
+      if (close.bookingId().equals(connection.grant().bookingId())) {
+        connection.close(CloseCodes.BOOKING_DENIED, "booking denied");
+      }
+    }
+    return this;
+  }
+
+  private Behavior<Command> onCloseAll(CloseAll close) {
+    members.values().forEach(c -> c.close(close.code(), close.reason()));
+    return this;
+  }
+
+  private Behavior<Command> onExpire(Expire expire) {
+    Connection connection = members.get(expire.connectionId());
+    if (connection != null) {
+      connection.close(CloseCodes.TOKEN_EXPIRED, "token expired");
+    }
+    return this;
+  }
+
+  private Behavior<Command> onAttachDeadline(AttachDeadline deadline) {
+    Connection connection = members.get(deadline.connectionId());
+    if (connection != null && !connection.isAttached()) {
+      context.getSelf().tell(new Left(connection.id(), "upgrade never completed"));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onStop(Stop stop) {
+    return members.isEmpty() ? Behaviors.stopped() : this;
+  }
+
+  private void publishReaders() {
+    room.setReaders(
+        members.values().stream().filter(c -> c.grant().canRead()).toArray(Connection[]::new));
+  }
+}

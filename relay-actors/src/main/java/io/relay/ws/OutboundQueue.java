@@ -1,0 +1,133 @@
+package io.relay.ws;
+
+import java.util.ArrayDeque;
+import org.apache.pekko.http.impl.engine.ws.FrameStart;
+
+/**
+ * One connection's bounded outbound queue, fed by writers on any thread and drained by the
+ * connection's own stream.
+ *
+ * <p>It never blocks or slows a writer: past {@code maxMessages} or {@code maxBytes} the oldest
+ * queued frames are dropped and counted (the newest frame is always kept). A close request
+ * discards what is queued and is delivered next. The drain side registers a wake-up that is run
+ * once when a frame arrives at an empty queue it is waiting on, so a busy connection costs no
+ * cross-thread signal per frame.
+ */
+public final class OutboundQueue {
+  private final int maxMessages;
+  private final long maxBytes;
+  private final ArrayDeque<FrameStart> frames = new ArrayDeque<>();
+  private long bytes;
+  private long dropped;
+  private FrameStart closeFrame;
+  private boolean closed;
+  private boolean waiting;
+  private Runnable wakeup;
+
+  public OutboundQueue(int maxMessages, long maxBytes) {
+    this.maxMessages = maxMessages;
+    this.maxBytes = maxBytes;
+  }
+
+  /**
+   * Queues a frame for sending, dropping the oldest queued frames past the bounds.
+   *
+   * @return how many frames were dropped to make room
+   */
+  public int offer(FrameStart frame) {
+    Runnable toWake;
+    int droppedNow = 0;
+    synchronized (this) {
+      if (closeFrame != null || closed) {
+        return 0;
+      }
+      frames.addLast(frame);
+      bytes += frame.data().length();
+      while (frames.size() > 1 && (frames.size() > maxMessages || bytes > maxBytes)) {
+        bytes -= frames.removeFirst().data().length();
+        droppedNow++;
+      }
+      dropped += droppedNow;
+      toWake = takeWakeup();
+    }
+    if (toWake != null) {
+      toWake.run();
+    }
+    return droppedNow;
+  }
+
+  /** Asks for the connection to be closed with this frame, dropping what is still queued. */
+  public void close(FrameStart frame) {
+    Runnable toWake;
+    synchronized (this) {
+      if (closeFrame != null || closed) {
+        return;
+      }
+      closeFrame = frame;
+      frames.clear();
+      bytes = 0;
+      toWake = takeWakeup();
+    }
+    if (toWake != null) {
+      toWake.run();
+    }
+  }
+
+  /**
+   * The next frame to send (a requested close first), or null; when null, the wake-up registered
+   * with {@link #attach} runs once the next frame or close arrives.
+   */
+  public synchronized FrameStart poll() {
+    if (closeFrame != null) {
+      FrameStart close = closeFrame;
+      closeFrame = null;
+      closed = true;
+      frames.clear();
+      bytes = 0;
+      return close;
+    }
+    FrameStart next = frames.pollFirst();
+    if (next == null) {
+      waiting = true;
+    } else {
+      bytes -= next.data().length();
+    }
+    return next;
+  }
+
+  /** Registers the drain side's wake-up; runs it at once if something is already queued. */
+  public void attach(Runnable wakeup) {
+    Runnable toWake;
+    synchronized (this) {
+      this.wakeup = wakeup;
+      this.waiting = true;
+      toWake = (closeFrame != null || !frames.isEmpty()) ? takeWakeup() : null;
+    }
+    if (toWake != null) {
+      toWake.run();
+    }
+  }
+
+  /** Whether a close was requested (and perhaps already sent). */
+  public synchronized boolean isClosing() {
+    return closeFrame != null || closed;
+  }
+
+  /** Frames dropped from this queue so far. */
+  public synchronized long dropped() {
+    return dropped;
+  }
+
+  /** Frames waiting to be sent. */
+  public synchronized int size() {
+    return frames.size();
+  }
+
+  private Runnable takeWakeup() {
+    if (waiting && wakeup != null) {
+      waiting = false;
+      return wakeup;
+    }
+    return null;
+  }
+}
