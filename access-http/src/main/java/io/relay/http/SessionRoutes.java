@@ -64,6 +64,9 @@ final class SessionRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> issue(String path, Claims claims) {
+    if (claims.topic().isEmpty()) {
+      throw new ApiException(401, "token is missing the topic claim");
+    }
     String topic = TopicPath.parse(path);
     if (!topic.equals(claims.topic())) {
       throw new ApiException(400, "path topic does not match the token's topic claim");

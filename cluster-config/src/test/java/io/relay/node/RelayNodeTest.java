@@ -1,0 +1,186 @@
+package io.relay.node;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/** What participants of a topic see on one node: relaying, permissions, limits, expiry. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RelayNodeTest {
+  private static final Duration QUIET = Duration.ofMillis(500);
+  private TestNode node;
+  private AccessClient access;
+
+  @BeforeAll
+  void start() {
+    node = TestNode.start(Map.of("relay.max-message-bytes", "64KiB"));
+    access = new AccessClient(node);
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    node.close();
+  }
+
+  private Participant join(String topic, String... scopes) {
+    return Participant.connect(access.relayUri(topic, Tokens.session(topic, scopes)));
+  }
+
+  @Test
+  void twoParticipantsExchangeTextAndBinaryWithoutEcho() {
+    try (Participant a = join("lab/pair", "read", "write");
+        Participant b = join("lab/pair", "read", "write")) {
+      a.sendText("hello from a");
+      b.sendBinary(new byte[] {1, 2, 3, 0, (byte) 255});
+
+      Participant.Frame atB = b.next();
+      assertTrue(atB.text(), "a text frame stays text");
+      assertEquals("hello from a", atB.asText());
+      Participant.Frame atA = a.next();
+      assertFalse(atA.text(), "a binary frame stays binary");
+      assertArrayEquals(new byte[] {1, 2, 3, 0, (byte) 255}, atA.data());
+
+      a.sendText("marker");
+      assertEquals("marker", b.next().asText());
+      assertTrue(a.frames.isEmpty(), "a participant never receives its own frames");
+      assertTrue(b.frames.isEmpty(), "b received only a's frames");
+    }
+  }
+
+  @Test
+  void threeParticipantsSeeEachOthersFramesInSendOrder() {
+    try (Participant a = join("lab/three", "read", "write");
+        Participant b = join("lab/three", "read", "write");
+        Participant c = join("lab/three", "read", "write")) {
+      for (int i = 0; i < 50; i++) {
+        a.sendText("a" + i);
+        b.sendText("b" + i);
+      }
+      c.sendText("c-done");
+      for (Participant reader : List.of(a, b, c)) {
+        String own = reader == a ? "a" : reader == b ? "b" : "c";
+        int expected = (reader == a ? 0 : 50) + (reader == b ? 0 : 50) + (reader == c ? 0 : 1);
+        int nextA = 0;
+        int nextB = 0;
+        for (int n = 0; n < expected; n++) {
+          String text = reader.next().asText();
+          assertFalse(text.startsWith(own), own + " received its own frame " + text);
+          if (text.startsWith("a")) {
+            assertEquals("a" + nextA++, text, "frames of a arrive in send order");
+          } else if (text.startsWith("b")) {
+            assertEquals("b" + nextB++, text, "frames of b arrive in send order");
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void readOnlyFramesReachNobodyAndWriteOnlyReceivesNothing() throws Exception {
+    try (Participant writer = join("lab/perm", "read", "write");
+        Participant readOnly = join("lab/perm", "read");
+        Participant writeOnly = join("lab/perm", "write")) {
+      readOnly.sendText("from read-only");
+      writeOnly.sendText("from write-only");
+      writer.sendText("from writer");
+
+      assertEquals("from write-only", writer.next().asText(), "write scope is enough to send");
+      assertEquals(
+          Set.of("from writer", "from write-only"),
+          Set.of(readOnly.next().asText(), readOnly.next().asText()),
+          "the read-only participant receives the frames of both writers");
+      Participant.Frame unexpected = writeOnly.frames.poll(QUIET.toMillis(), TimeUnit.MILLISECONDS);
+      assertEquals(null, unexpected, "a write-only participant receives nothing");
+      assertTrue(writer.frames.isEmpty(), "the read-only participant's frame reached nobody");
+    }
+  }
+
+  @Test
+  void oversizeFrameClosesSenderWith1009() {
+    try (Participant sender = join("lab/big", "read", "write");
+        Participant other = join("lab/big", "read", "write")) {
+      sender.sendBinary(new byte[65 * 1024]);
+      assertEquals(1009, sender.awaitClose(Duration.ofSeconds(5)));
+      try (Participant later = join("lab/big", "read", "write")) {
+        later.sendText("after");
+        assertEquals("after", other.next().asText(), "the oversize frame was not relayed");
+      }
+    }
+  }
+
+  @Test
+  void connectionClosesWith4000WhenItsTokenExpires() {
+    String token =
+        Tokens.sign(
+            Tokens.session("lab/expiry", List.of("read", "write"), "booking-1")
+                .expirationTime(Date.from(Instant.now().plusSeconds(2)))
+                .build());
+    try (Participant p = Participant.connect(access.relayUri("lab/expiry", token))) {
+      assertEquals(4000, p.awaitClose(Duration.ofSeconds(10)));
+    }
+  }
+
+  @Test
+  void stalledReaderDoesNotSlowWriterOrOtherReaders() {
+    String topic = "lab/slow";
+    try (Participant writer = join(topic, "read", "write");
+        Participant fast = join(topic, "read");
+        Participant stalled =
+            Participant.connect(access.relayUri(topic, Tokens.session(topic, "read")), false)) {
+      byte[] frame = new byte[32 * 1024];
+      int count = 1000;
+      for (int i = 0; i < count; i++) {
+        frame[0] = (byte) i;
+        frame[1] = (byte) (i >> 8);
+        writer.sendBinary(frame.clone());
+        Participant.Frame got = fast.next();
+        assertEquals(i, (got.data()[0] & 0xFF) | ((got.data()[1] & 0xFF) << 8), "the fast reader gets every frame in order");
+      }
+      Waits.await(
+          "/status reports frames dropped for the stalled reader",
+          Duration.ofSeconds(10),
+          () -> droppedFor(topic, false) > 0);
+      assertEquals(0, droppedFor(topic, true), "nothing was dropped for the fast reader");
+      assertFalse(stalled.isClosed(), "a slow reader is not disconnected");
+    }
+  }
+
+  /** Frames dropped, per /status, for the read-only connection of the topic (the stalled one or not). */
+  private long droppedFor(String topic, boolean fast) {
+    JsonNode reports = access.get("/status", Tokens.admin("relay:stats")).body();
+    long max = 0;
+    long min = Long.MAX_VALUE;
+    for (JsonNode report : reports) {
+      if (report.get("topic").asText().equals(topic) && !report.get("can_write").asBoolean()) {
+        long dropped = report.get("stats").get("dropped").asLong();
+        max = Math.max(max, dropped);
+        min = Math.min(min, dropped);
+      }
+    }
+    return fast ? min : max;
+  }
+
+  @Test
+  void textFramesCarryUtf8Unchanged() {
+    try (Participant a = join("lab/utf8", "read", "write");
+        Participant b = join("lab/utf8", "read", "write")) {
+      String text = "Grüße, 実験 🧪 ".repeat(2000);
+      a.sendText(text);
+      assertEquals(text, b.next().asText(), "a large multi-byte text frame arrives intact");
+    }
+  }
+}

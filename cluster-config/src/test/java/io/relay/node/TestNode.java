@@ -1,0 +1,105 @@
+package io.relay.node;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+
+/** A relay node started in this JVM on free loopback ports, for tests. */
+final class TestNode implements AutoCloseable {
+  static final String SECRET = "test-secret-0123456789abcdef-0123456789abcdef";
+  static final String AUDIENCE = "http://relay.test";
+
+  final int accessPort = freePort();
+  final int relayPort = freePort();
+  final int managementPort = freePort();
+  final int remotePort;
+  final ActorSystem<Void> system;
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  private TestNode(int remotePort, Map<String, Object> overrides) {
+    this.remotePort = remotePort;
+    Map<String, Object> settings = new HashMap<>();
+    settings.put("relay.secret", SECRET);
+    settings.put("relay.audience", AUDIENCE);
+    settings.put("relay.host", "127.0.0.1");
+    settings.put("relay.port-access", accessPort);
+    settings.put("relay.port-relay", relayPort);
+    settings.put("relay.port-management", managementPort);
+    settings.put("relay.port-remote", remotePort);
+    settings.put("relay.url", "ws://127.0.0.1:" + relayPort);
+    settings.put("pekko.coordinated-shutdown.exit-jvm", "off");
+    settings.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
+    settings.putAll(overrides);
+    Config config = ConfigFactory.parseMap(settings);
+    this.system = RelayNode.start(RelayNode.load(config));
+  }
+
+  /** Starts a single-node cluster and waits until it is ready. */
+  static TestNode start(Map<String, Object> overrides) {
+    TestNode node = new TestNode(freePort(), overrides);
+    node.awaitReady(Duration.ofSeconds(30));
+    return node;
+  }
+
+  static TestNode start() {
+    return start(Map.of());
+  }
+
+  URI access(String pathAndQuery) {
+    return URI.create("http://127.0.0.1:" + accessPort + pathAndQuery);
+  }
+
+  URI relay(String pathAndQuery) {
+    return URI.create("ws://127.0.0.1:" + relayPort + pathAndQuery);
+  }
+
+  /** Polls {@code /ready} until it answers 200, failing with what it last saw. */
+  void awaitReady(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    String last = "no answer";
+    while (System.nanoTime() < deadline) {
+      try {
+        HttpResponse<String> response =
+            http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/ready")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() == 200) {
+          return;
+        }
+        last = response.statusCode() + " " + response.body();
+      } catch (IOException e) {
+        last = e.toString();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+      Waits.pause();
+    }
+    throw new AssertionError("node did not become ready within " + timeout + "; /ready said: " + last);
+  }
+
+  @Override
+  public void close() throws Exception {
+    system.terminate();
+    system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

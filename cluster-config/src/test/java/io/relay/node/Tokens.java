@@ -1,0 +1,69 @@
+package io.relay.node;
+
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.PlainJWT;
+import com.nimbusds.jwt.SignedJWT;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.List;
+
+/**
+ * Mints tokens with Nimbus JOSE+JWT, an HS256 library independent of the relay's own, so tests
+ * prove that any standard token works.
+ */
+final class Tokens {
+  private Tokens() {}
+
+  /** Claims of a valid session token. */
+  static JWTClaimsSet.Builder session(String topic, List<String> scopes, String bookingId) {
+    Instant now = Instant.now();
+    JWTClaimsSet.Builder claims =
+        new JWTClaimsSet.Builder()
+            .audience(TestNode.AUDIENCE)
+            .issueTime(Date.from(now))
+            .notBeforeTime(Date.from(now))
+            .expirationTime(Date.from(now.plus(Duration.ofHours(1))))
+            .claim("prefix", "session")
+            .claim("scopes", scopes);
+    if (topic != null) {
+      claims.claim("topic", topic);
+    }
+    if (bookingId != null) {
+      claims.claim("booking_id", bookingId);
+    }
+    return claims;
+  }
+
+  static String session(String topic, String... scopes) {
+    return sign(session(topic, List.of(scopes), "booking-1").build());
+  }
+
+  static String admin(String... scopes) {
+    return sign(session(null, List.of(scopes), null).build());
+  }
+
+  static String sign(JWTClaimsSet claims) {
+    return sign(claims, TestNode.SECRET);
+  }
+
+  static String sign(JWTClaimsSet claims, String secret) {
+    try {
+      SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), claims);
+      jwt.sign(new MACSigner(secret.getBytes(StandardCharsets.UTF_8)));
+      return jwt.serialize();
+    } catch (JOSEException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** An unsigned token ({@code alg: none}). */
+  static String unsigned(JWTClaimsSet claims) {
+    return new PlainJWT(claims).serialize();
+  }
+}
