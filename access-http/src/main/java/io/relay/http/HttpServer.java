@@ -2,9 +2,12 @@ package io.relay.http;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.HttpsConnectionContext;
+import org.apache.pekko.http.javadsl.ServerBuilder;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,6 +24,7 @@ public final class HttpServer {
   /**
    * Binds {@code route} on {@code host:port}.
    *
+   * @param tls the HTTPS context, or empty for plain HTTP
    * @param terminationDeadline how long coordinated shutdown lets open requests finish
    * @return the bound address
    */
@@ -30,9 +34,10 @@ public final class HttpServer {
       String host,
       int port,
       Route route,
+      Optional<HttpsConnectionContext> tls,
       Duration terminationDeadline) {
-    return Http.get(system)
-        .newServerAt(host, port)
+    ServerBuilder builder = Http.get(system).newServerAt(host, port);
+    return tls.map(builder::enableHttps).orElse(builder)
         .bind(route)
         .thenApply(
             binding -> {

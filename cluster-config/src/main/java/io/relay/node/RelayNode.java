@@ -10,6 +10,7 @@ import io.relay.deny.DenyList;
 import io.relay.http.HttpApi;
 import io.relay.http.HttpServer;
 import io.relay.http.HttpSettings;
+import io.relay.http.TlsContext;
 import io.relay.metrics.RelayMetrics;
 import io.relay.topic.ConnectionDirectory;
 import io.relay.topic.TopicActor;
@@ -19,6 +20,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
@@ -29,6 +31,7 @@ import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.http.javadsl.HttpsConnectionContext;
 import org.apache.pekko.cluster.typed.Join;
 import org.apache.pekko.management.javadsl.PekkoManagement;
 import org.slf4j.Logger;
@@ -44,7 +47,12 @@ public final class RelayNode {
   private RelayNode() {}
 
   /** The settings a node runs with, validated. */
-  record Settings(Config config, NodeSettings node, HttpSettings http, RelaySettings relay) {}
+  record Settings(
+      Config config,
+      NodeSettings node,
+      HttpSettings http,
+      RelaySettings relay,
+      Optional<HttpsConnectionContext> tls) {}
 
   /**
    * Loads and validates the configuration: {@code overrides} first, then the environment
@@ -66,7 +74,8 @@ public final class RelayNode {
         ConfigFactory.empty()
             .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(node.seedNodes()))
             .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(node.roles()));
-    return new Settings(cluster.withFallback(loaded), node, http, relay);
+    Optional<HttpsConnectionContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
+    return new Settings(cluster.withFallback(loaded), node, http, relay, tls);
   }
 
   /** Starts a node; it joins its cluster and binds its servers in the background. */
@@ -122,13 +131,14 @@ public final class RelayNode {
       ActorSystem<Void> system, Settings settings, RelayServices services, NodeState state) {
     HttpApi api = new HttpApi(settings.http(), services, system.scheduler());
     HttpSettings http = settings.http();
+    Optional<HttpsConnectionContext> tls = settings.tls();
     CompletionStage<InetSocketAddress> access =
         settings.node().runsAccess()
-            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), settings.node().unbindDeadline())
+            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), tls, settings.node().unbindDeadline())
             : CompletableFuture.completedFuture(null);
     CompletionStage<InetSocketAddress> relay =
         settings.node().runsRelay()
-            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), settings.node().unbindDeadline())
+            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), tls, settings.node().unbindDeadline())
             : CompletableFuture.completedFuture(null);
     access.thenAcceptBoth(relay, state::serversBound);
   }

@@ -30,7 +30,7 @@ class AccessApiTest {
   }
 
   @AfterAll
-  void stop() throws Exception {
+  void stop() {
     node.close();
   }
 

@@ -55,10 +55,15 @@ final class Participant implements WebSocket.Listener, AutoCloseable {
 
   /** Connects; a participant that is not {@code reading} never asks for a frame (a stalled reader). */
   static Participant connect(String uri, boolean reading) {
+    return connect(CLIENT, uri, reading);
+  }
+
+  /** Connects through a given HTTP client (for example one that trusts a test certificate). */
+  static Participant connect(HttpClient client, String uri, boolean reading) {
     Participant participant = new Participant(reading);
     try {
       participant.socket =
-          CLIENT
+          client
               .newWebSocketBuilder()
               .connectTimeout(Duration.ofSeconds(10))
               .buildAsync(URI.create(uri), participant)

@@ -32,7 +32,7 @@ class RelayNodeTest {
   }
 
   @AfterAll
-  void stop() throws Exception {
+  void stop() {
     node.close();
   }
 

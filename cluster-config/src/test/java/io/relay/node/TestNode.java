@@ -12,7 +12,9 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.pekko.actor.typed.ActorSystem;
 
 /** A relay node started in this JVM on free loopback ports, for tests. */
@@ -20,8 +22,8 @@ final class TestNode implements AutoCloseable {
   static final String SECRET = "test-secret-0123456789abcdef-0123456789abcdef";
   static final String AUDIENCE = "http://relay.test";
 
-  final int accessPort = freePort();
-  final int relayPort = freePort();
+  final int accessPort;
+  final int relayPort;
   final int managementPort = freePort();
   final int remotePort;
   final ActorSystem<Void> system;
@@ -29,6 +31,8 @@ final class TestNode implements AutoCloseable {
 
   private TestNode(int remotePort, Map<String, Object> overrides) {
     this.remotePort = remotePort;
+    this.accessPort = (int) overrides.getOrDefault("relay.port-access", freePort());
+    this.relayPort = (int) overrides.getOrDefault("relay.port-relay", freePort());
     Map<String, Object> settings = new HashMap<>();
     settings.put("relay.secret", SECRET);
     settings.put("relay.audience", AUDIENCE);
@@ -90,9 +94,16 @@ final class TestNode implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
+  public void close() {
     system.terminate();
-    system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    try {
+      system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new AssertionError("the node did not terminate within 30 s", e);
+    }
   }
 
   static int freePort() {

@@ -1,0 +1,73 @@
+package io.relay.ws;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pekko.http.impl.engine.ws.FrameStart;
+import org.apache.pekko.util.ByteString;
+import org.junit.jupiter.api.Test;
+
+/** The outbound queue stays within its bounds by dropping the oldest frames, and counts them. */
+class OutboundQueueTest {
+  private static FrameStart frame(int size) {
+    return WsFrames.frame(WsFrames.BINARY, ByteString.fromArray(new byte[size]));
+  }
+
+  @Test
+  void dropsTheOldestPastTheMessageBound() {
+    OutboundQueue queue = new OutboundQueue(3, 1 << 20);
+    FrameStart[] frames = new FrameStart[5];
+    for (int i = 0; i < 5; i++) {
+      frames[i] = frame(10);
+      queue.offer(frames[i]);
+    }
+    assertEquals(3, queue.size());
+    assertEquals(2, queue.dropped());
+    assertSame(frames[2], queue.poll(), "the oldest two were dropped");
+    assertSame(frames[3], queue.poll());
+    assertSame(frames[4], queue.poll());
+    assertNull(queue.poll());
+  }
+
+  @Test
+  void dropsTheOldestPastTheByteBoundButKeepsTheNewest() {
+    OutboundQueue queue = new OutboundQueue(100, 1000);
+    queue.offer(frame(400));
+    queue.offer(frame(400));
+    queue.offer(frame(400));
+    assertEquals(2, queue.size(), "800 bytes fit, 1200 do not");
+    FrameStart huge = frame(5000);
+    queue.offer(huge);
+    assertEquals(1, queue.size(), "a frame larger than the bound replaces everything");
+    assertSame(huge, queue.poll());
+    assertEquals(3, queue.dropped());
+  }
+
+  @Test
+  void closeDiscardsQueuedFramesAndIsDeliveredNext() {
+    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    queue.offer(frame(1));
+    FrameStart close = WsFrames.close(CloseCodes.BOOKING_DENIED, "denied");
+    queue.close(close);
+    queue.offer(frame(1));
+    assertSame(close, queue.poll());
+    assertNull(queue.poll(), "nothing is sent after the close frame");
+  }
+
+  @Test
+  void wakesTheDrainSideOnlyWhenItWaitsOnAnEmptyQueue() {
+    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    AtomicInteger wakeups = new AtomicInteger();
+    queue.attach(wakeups::incrementAndGet);
+    queue.offer(frame(1));
+    queue.offer(frame(1));
+    assertEquals(1, wakeups.get(), "one wake-up for a burst");
+    queue.poll();
+    queue.poll();
+    assertNull(queue.poll());
+    queue.offer(frame(1));
+    assertEquals(2, wakeups.get(), "woken again after it found the queue empty");
+  }
+}
