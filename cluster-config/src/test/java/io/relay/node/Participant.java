@@ -40,6 +40,7 @@ final class Participant implements WebSocket.Listener, AutoCloseable {
 
   final BlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
   final CompletableFuture<Integer> closeCode = new CompletableFuture<>();
+  final CompletableFuture<Void> pinged = new CompletableFuture<>();
   private final boolean reading;
   private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
   private WebSocket socket;
@@ -106,6 +107,13 @@ final class Participant implements WebSocket.Listener, AutoCloseable {
     }
     webSocket.request(1);
     return null;
+  }
+
+  @Override
+  public CompletionStage<?> onPing(WebSocket webSocket, ByteBuffer message) {
+    pinged.complete(null);
+    webSocket.request(1);
+    return WebSocket.Listener.super.onPing(webSocket, message);
   }
 
   @Override

@@ -27,7 +27,7 @@ class RelayNodeTest {
 
   @BeforeAll
   void start() {
-    node = TestNode.start(Map.of("relay.max-message-bytes", "64KiB"));
+    node = TestNode.start(Map.of("relay.max-message-bytes", "64KiB", "relay.ping-interval", "1s"));
     access = new AccessClient(node);
   }
 
@@ -172,6 +172,14 @@ class RelayNodeTest {
       }
     }
     return fast ? min : max;
+  }
+
+  @Test
+  void idleConnectionsArePinged() throws Exception {
+    try (Participant idle = join("lab/idle", "read")) {
+      idle.pinged.get(5, TimeUnit.SECONDS);
+      assertFalse(idle.isClosed(), "a pinged connection stays open");
+    }
   }
 
   @Test
