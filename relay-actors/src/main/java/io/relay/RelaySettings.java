@@ -17,6 +17,9 @@ import java.time.Duration;
  * @param codeSweepInterval how often expired codes are removed from the replicated maps
  * @param replicationTimeout timeout of majority reads and writes of codes and the deny list
  * @param denySweepInterval how often expired deny and allow entries are removed
+ * @param claims the claim and hold-down timings
+ * @param drainSpread how long a draining node takes to close all its connections with 1001
+ * @param statusTimeout how long a cluster-wide status waits for each node's reports
  */
 public record RelaySettings(
     int bufferSize,
@@ -28,7 +31,22 @@ public record RelaySettings(
     Duration codeTtl,
     Duration codeSweepInterval,
     Duration replicationTimeout,
-    Duration denySweepInterval) {
+    Duration denySweepInterval,
+    Claims claims,
+    Duration drainSpread,
+    Duration statusTimeout) {
+
+  /**
+   * Claim timings.
+   *
+   * @param announce whether a node announces a claim at once (off leaves repair to the digest)
+   * @param digestInterval how often each node republishes the claims of all its topics
+   * @param holdDown how long an evicted topic is refused on the node that lost it
+   * @param maxHoldDown the longest hold-down a flapping topic gets
+   * @param flapWindow a topic evicted again within this is flapping: its hold-down doubles
+   */
+  public record Claims(
+      boolean announce, Duration digestInterval, Duration holdDown, Duration maxHoldDown, Duration flapWindow) {}
 
   /** Number of replicated maps the codes are spread over (fixed: keys can never be reused). */
   public static final int CODE_SHARDS = 64;
@@ -49,6 +67,14 @@ public record RelaySettings(
         r.duration("relay.code-ttl"),
         r.duration("relay.code-sweep-interval"),
         r.duration("relay.replication-timeout"),
-        r.duration("relay.deny-sweep-interval"));
+        r.duration("relay.deny-sweep-interval"),
+        new Claims(
+            r.bool("relay.claims.announce"),
+            r.duration("relay.claims.digest-interval"),
+            r.duration("relay.claims.hold-down"),
+            r.duration("relay.claims.max-hold-down"),
+            r.duration("relay.claims.flap-window")),
+        r.duration("relay.drain-spread"),
+        r.duration("relay.status-timeout"));
   }
 }

@@ -1,6 +1,8 @@
 package io.relay.http;
 
 import io.relay.RelayServices;
+import java.util.function.BooleanSupplier;
+import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Scheduler;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.ExceptionHandler;
@@ -11,12 +13,19 @@ import org.apache.pekko.http.javadsl.server.Route;
 public final class HttpApi extends AllDirectives {
   private final HttpSettings settings;
   private final RelayServices services;
+  private final ActorSystem<?> system;
   private final Scheduler scheduler;
+  private final BooleanSupplier draining;
 
-  public HttpApi(HttpSettings settings, RelayServices services, Scheduler scheduler) {
+  /**
+   * @param draining whether the node is draining: the relay then refuses new connections with 503
+   */
+  public HttpApi(HttpSettings settings, RelayServices services, ActorSystem<?> system, BooleanSupplier draining) {
     this.settings = settings;
     this.services = services;
-    this.scheduler = scheduler;
+    this.system = system;
+    this.scheduler = system.scheduler();
+    this.draining = draining;
   }
 
   /** The access API; every refusal, including unknown paths, is a JSON error. */
@@ -35,7 +44,7 @@ public final class HttpApi extends AllDirectives {
                 .route(),
             new BidsRoutes(guard, settings, services.denyList(), services.metrics(), scheduler)
                 .route(),
-            new StatusRoutes(guard, services.directory(), services.node()).route());
+            new StatusRoutes(guard, system, settings.askTimeout(), services.settings().statusTimeout()).route());
     return routes.seal(jsonRejections(), jsonExceptions());
   }
 
@@ -48,7 +57,8 @@ public final class HttpApi extends AllDirectives {
             services.denyList(),
             services.registry(),
             services.metrics(),
-            scheduler)
+            scheduler,
+            draining)
         .route()
         .seal();
   }

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Scheduler;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
@@ -48,6 +49,7 @@ final class RelayRoutes extends AllDirectives {
   private final ActorRef<TopicRegistry.Command> registry;
   private final RelayMetrics metrics;
   private final Scheduler scheduler;
+  private final BooleanSupplier draining;
   private final AtomicLong connectionIds = new AtomicLong();
 
   RelayRoutes(
@@ -57,7 +59,9 @@ final class RelayRoutes extends AllDirectives {
       ActorRef<DenyList.Command> denyList,
       ActorRef<TopicRegistry.Command> registry,
       RelayMetrics metrics,
-      Scheduler scheduler) {
+      Scheduler scheduler,
+      BooleanSupplier draining) {
+    this.draining = draining;
     this.settings = settings;
     this.relaySettings = relaySettings;
     this.codes = codes;
@@ -87,6 +91,9 @@ final class RelayRoutes extends AllDirectives {
   private CompletionStage<HttpResponse> accept(String path, Optional<String> code, HttpRequest request) {
     try {
       String topic = TopicPath.parse(path);
+      if (draining.getAsBoolean()) {
+        throw new ApiException(503, "node is draining; reconnect with a new code");
+      }
       Optional<WebSocketUpgrade> upgrade = request.getAttribute(AttributeKeys.webSocketUpgrade);
       if (upgrade.isEmpty()) {
         throw new ApiException(400, "expected a WebSocket upgrade");
@@ -100,6 +107,10 @@ final class RelayRoutes extends AllDirectives {
           .thenCompose(
               redemption -> {
                 if (redemption instanceof CodeStore.Rejected rejected) {
+                  if (rejected.reason() == CodeStore.Reason.UNAVAILABLE) {
+                    metrics.codesRefused.labelValues("unavailable").inc();
+                    throw new ApiException(503, "could not record the code's use on a majority of nodes; retry");
+                  }
                   throw refused(rejected.reason().name().toLowerCase(Locale.ROOT), message(rejected.reason()));
                 }
                 return admit(((CodeStore.Redeemed) redemption).grant(), request, upgrade.get());
@@ -193,6 +204,7 @@ final class RelayRoutes extends AllDirectives {
       case USED -> "code already used";
       case EXPIRED -> "code expired";
       case WRONG_TOPIC -> "code is for another topic";
+      case UNAVAILABLE -> "code could not be checked";
     };
   }
 
@@ -200,7 +212,8 @@ final class RelayRoutes extends AllDirectives {
     HttpResponse json = AccessGuard.toResponse(failure);
     Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
     if (cause instanceof ApiException api) {
-      return text(api.status(), api.getMessage());
+      HttpResponse response = text(api.status(), api.getMessage());
+      return api.status() == 503 ? response.addHeader(RawHeader.create("Retry-After", "1")) : response;
     }
     return json.status().intValue() == 503
         ? text(503, "the relay did not answer in time").addHeader(RawHeader.create("Retry-After", "1"))

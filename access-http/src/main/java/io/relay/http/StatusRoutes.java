@@ -1,20 +1,40 @@
 package io.relay.http;
 
-import io.relay.topic.ConnectionDirectory;
+import io.relay.topic.ConnectionReport;
+import io.relay.topic.TopicRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
-/** {@code GET /status}: connection reports, for holders of the relay:stats scope. */
+/**
+ * {@code GET /status}: the connection reports of every relay node in the cluster, for holders of
+ * the relay:stats scope. Nodes that do not answer in time are named in {@code
+ * X-Relay-Missing-Nodes}, never silently left out.
+ */
 final class StatusRoutes extends AllDirectives {
-  private final AccessGuard guard;
-  private final ConnectionDirectory directory;
-  private final String node;
+  static final String MISSING_NODES = "X-Relay-Missing-Nodes";
 
-  StatusRoutes(AccessGuard guard, ConnectionDirectory directory, String node) {
+  private final AccessGuard guard;
+  private final ActorSystem<?> system;
+  private final Duration askTimeout;
+  private final Duration statusTimeout;
+
+  StatusRoutes(AccessGuard guard, ActorSystem<?> system, Duration askTimeout, Duration statusTimeout) {
     this.guard = guard;
-    this.directory = directory;
-    this.node = node;
+    this.system = system;
+    this.askTimeout = askTimeout;
+    this.statusTimeout = statusTimeout;
   }
 
   Route route() {
@@ -27,11 +47,44 @@ final class StatusRoutes extends AllDirectives {
                         "Authorization",
                         authorization ->
                             completeWithFuture(
-                                guard.withScope(
-                                    authorization,
-                                    "relay:stats",
-                                    claims ->
-                                        CompletableFuture.completedFuture(
-                                            Json.ok(directory.reports(node))))))));
+                                guard.withScope(authorization, "relay:stats", claims -> gather())))));
+  }
+
+  private CompletionStage<HttpResponse> gather() {
+    return AskPattern.<Receptionist.Command, Receptionist.Listing>ask(
+            system.receptionist(),
+            replyTo -> Receptionist.find(TopicRegistry.STATUS_KEY, replyTo),
+            askTimeout,
+            system.scheduler())
+        .thenCompose(listing -> collect(listing.getServiceInstances(TopicRegistry.STATUS_KEY)));
+  }
+
+  private CompletionStage<HttpResponse> collect(Set<ActorRef<TopicRegistry.Command>> registries) {
+    List<CompletableFuture<TopicRegistry.NodeReport>> asks = new ArrayList<>();
+    for (ActorRef<TopicRegistry.Command> registry : registries) {
+      asks.add(
+          AskPattern.<TopicRegistry.Command, TopicRegistry.NodeReport>ask(
+                  registry, TopicRegistry.Report::new, statusTimeout, system.scheduler())
+              .toCompletableFuture()
+              .exceptionally(failure -> new TopicRegistry.NodeReport(registry.path().address().toString(), null)));
+    }
+    return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
+        .thenApply(
+            done -> {
+              List<ConnectionReport> reports = new ArrayList<>();
+              List<String> missing = new ArrayList<>();
+              for (CompletableFuture<TopicRegistry.NodeReport> ask : asks) {
+                TopicRegistry.NodeReport report = ask.join();
+                if (report.connections() == null) {
+                  missing.add(report.node());
+                } else {
+                  reports.addAll(report.connections());
+                }
+              }
+              HttpResponse response = Json.ok(reports);
+              return missing.isEmpty()
+                  ? response
+                  : response.addHeader(RawHeader.create(MISSING_NODES, String.join(",", missing)));
+            });
   }
 }

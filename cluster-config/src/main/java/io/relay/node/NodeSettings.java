@@ -13,6 +13,7 @@ import java.util.Set;
  * @param seedNodes pekko://relay@host:port addresses; empty with no discovery means self-join
  * @param discovery empty, {@code kubernetes-api} or {@code config}
  * @param roles {@code access} and/or {@code relay}
+ * @param drainDelay how long a draining node keeps serving after /ready turned false
  */
 record NodeSettings(
     List<String> seedNodes,
@@ -21,6 +22,7 @@ record NodeSettings(
     String host,
     int portManagement,
     int portRemote,
+    Duration drainDelay,
     Duration unbindDeadline) {
 
   private static final Set<String> KNOWN_ROLES = Set.of("access", "relay");
@@ -49,6 +51,7 @@ record NodeSettings(
         r.string("relay.host"),
         r.port("relay.port-management"),
         r.port("relay.port-remote"),
+        r.duration("relay.drain-delay"),
         r.duration("relay.unbind-deadline"));
   }
 

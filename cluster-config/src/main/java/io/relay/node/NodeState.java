@@ -23,6 +23,7 @@ public final class NodeState implements Extension {
   private final RelayMetrics metrics = new RelayMetrics();
   private final AtomicBoolean serversBound = new AtomicBoolean();
   private final AtomicBoolean draining = new AtomicBoolean();
+  private final AtomicBoolean replicasLoaded = new AtomicBoolean();
   private volatile InetSocketAddress accessAddress;
   private volatile InetSocketAddress relayAddress;
 
@@ -34,9 +35,16 @@ public final class NodeState implements Extension {
     return metrics;
   }
 
-  /** Whether every server this node runs is bound and it is not draining. */
+  /**
+   * Whether every server this node runs is bound, it has read the replicated deny list, and it is
+   * not draining.
+   */
   public boolean isServing() {
-    return serversBound.get() && !draining.get();
+    return serversBound.get() && replicasLoaded.get() && !draining.get();
+  }
+
+  void replicasLoaded() {
+    replicasLoaded.set(true);
   }
 
   public boolean isDraining() {

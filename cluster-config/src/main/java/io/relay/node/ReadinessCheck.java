@@ -7,8 +7,9 @@ import org.apache.pekko.actor.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 
 /**
- * Pekko Management readiness check: the node's servers are bound and it is not draining. Cluster
- * membership (Up) is checked by Pekko Management's own cluster-membership check beside it.
+ * Pekko Management readiness check: the node's servers are bound, it has the replicated deny list,
+ * and it is not draining. Cluster membership (Up) is checked by Pekko Management's own
+ * cluster-membership check beside it.
  */
 public final class ReadinessCheck implements Supplier<CompletionStage<Boolean>> {
   private final NodeState state;

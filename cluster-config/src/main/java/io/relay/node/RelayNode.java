@@ -2,6 +2,7 @@ package io.relay.node;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
 import io.relay.RelayServices;
 import io.relay.RelaySettings;
@@ -12,13 +13,15 @@ import io.relay.http.HttpServer;
 import io.relay.http.HttpSettings;
 import io.relay.http.TlsContext;
 import io.relay.metrics.RelayMetrics;
+import io.relay.topic.Cancel;
+import io.relay.topic.ClaimAnnouncement;
 import io.relay.topic.ConnectionDirectory;
 import io.relay.topic.TopicActor;
 import io.relay.topic.TopicRegistry;
-import io.relay.ws.CloseCodes;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -29,6 +32,9 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.pattern.Patterns;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.http.javadsl.HttpsConnectionContext;
@@ -43,6 +49,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class RelayNode {
   private static final Logger LOG = LoggerFactory.getLogger(RelayNode.class);
+  /** Slack a shutdown phase gets beyond the time its task is designed to take. */
+  private static final Duration PHASE_MARGIN = Duration.ofSeconds(5);
 
   private RelayNode() {}
 
@@ -73,7 +81,13 @@ public final class RelayNode {
     Config cluster =
         ConfigFactory.empty()
             .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(node.seedNodes()))
-            .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(node.roles()));
+            .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(node.roles()))
+            .withValue(
+                "pekko.coordinated-shutdown.phases.before-service-unbind.timeout",
+                millis(node.drainDelay().plus(PHASE_MARGIN)))
+            .withValue(
+                "pekko.coordinated-shutdown.phases.service-unbind.timeout",
+                millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
     Optional<HttpsConnectionContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
     return new Settings(cluster.withFallback(loaded), node, http, relay, tls);
   }
@@ -98,25 +112,36 @@ public final class RelayNode {
           }
           String node = cluster.selfMember().address().toString();
           NodeState state = NodeState.get(system);
-          RelayServices services = spawnServices(context, settings.relay(), state.metrics(), node);
+          RelayServices services = spawnServices(context, settings.relay(), state, node);
+          context.spawn(LeaveWatcher.create(), "leave-watcher");
           PekkoManagement.get(system.classicSystem()).start();
           bindServers(system, settings, services, state);
-          registerDrain(system, services, state);
+          registerDrain(system, settings, services, state);
           return Behaviors.empty();
         });
   }
 
   private static RelayServices spawnServices(
-      ActorContext<Void> context, RelaySettings relay, RelayMetrics metrics, String node) {
+      ActorContext<Void> context, RelaySettings relay, NodeState state, String node) {
+    RelayMetrics metrics = state.metrics();
     ConnectionDirectory directory = new ConnectionDirectory();
+    ActorRef<Topic.Command<ClaimAnnouncement>> claims =
+        context.spawn(Topic.create(ClaimAnnouncement.class, "relay-claims"), "claims-channel");
+    ActorRef<Topic.Command<Cancel>> cancels =
+        context.spawn(Topic.create(Cancel.class, "relay-cancels"), "cancels-channel");
     ActorRef<TopicRegistry.Command> registry =
         context.spawn(
-            TopicRegistry.create(new TopicActor.Context(relay, metrics, directory, node)), "topics");
+            TopicRegistry.create(
+                new TopicActor.Context(relay, metrics, directory, node),
+                new TopicRegistry.Channels(claims, cancels),
+                System::currentTimeMillis),
+            "topics");
     ActorRef<CodeStore.Command> codes =
         context.spawn(CodeStore.create(relay, System::currentTimeMillis), "codes");
     ActorRef<DenyList.Command> denyList =
         context.spawn(
-            DenyList.create(relay, registry, () -> Instant.now().getEpochSecond()), "deny-list");
+            DenyList.create(relay, registry, cancels, () -> Instant.now().getEpochSecond(), state::replicasLoaded),
+            "deny-list");
     metrics.gauge("relay_connections", "Open WebSocket connections on this node", directory::size);
     metrics.gauge("relay_topics", "Topics hosted on this node", directory::topicCount);
     Cluster cluster = Cluster.get(context.getSystem());
@@ -129,7 +154,7 @@ public final class RelayNode {
 
   private static void bindServers(
       ActorSystem<Void> system, Settings settings, RelayServices services, NodeState state) {
-    HttpApi api = new HttpApi(settings.http(), services, system.scheduler());
+    HttpApi api = new HttpApi(settings.http(), services, system, state::isDraining);
     HttpSettings http = settings.http();
     Optional<HttpsConnectionContext> tls = settings.tls();
     CompletionStage<InetSocketAddress> access =
@@ -143,19 +168,41 @@ public final class RelayNode {
     access.thenAcceptBoth(relay, state::serversBound);
   }
 
-  /** On shutdown: not ready at once, then every relay connection is closed with 1001. */
-  private static void registerDrain(ActorSystem<Void> system, RelayServices services, NodeState state) {
-    CoordinatedShutdown.get(system)
-        .addTask(
-            CoordinatedShutdown.PhaseBeforeServiceUnbind(),
-            "relay-drain",
-            () -> {
-              if (state.startDraining()) {
-                LOG.info("draining: closing relay connections with 1001");
-              }
-              services.registry().tell(new TopicRegistry.CloseAll(CloseCodes.GOING_AWAY, "node draining"));
-              return CompletableFuture.completedFuture(Done.getInstance());
-            });
+  /**
+   * The drain on SIGTERM or a cluster Leave: /ready false at once; after the drain delay the
+   * servers stop accepting (Pekko HTTP's own unbind in the same phase) and every relay connection
+   * is closed with 1001, spread over the drain spread; then the node leaves the cluster and exits.
+   */
+  private static void registerDrain(
+      ActorSystem<Void> system, Settings settings, RelayServices services, NodeState state) {
+    CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+    shutdown.addTask(
+        CoordinatedShutdown.PhaseBeforeServiceUnbind(),
+        "relay-not-ready",
+        () -> {
+          state.startDraining();
+          LOG.info("draining: not ready; closing connections in {}", settings.node().drainDelay());
+          return Patterns.after(
+              settings.node().drainDelay(),
+              system.classicSystem().scheduler(),
+              system.executionContext(),
+              () -> CompletableFuture.completedFuture(Done.getInstance()));
+        });
+    shutdown.addTask(
+        CoordinatedShutdown.PhaseServiceUnbind(),
+        "relay-close-connections",
+        () -> {
+          Duration spread = settings.relay().drainSpread();
+          LOG.info("draining: closing {} connections with 1001 over {}", services.directory().size(), spread);
+          return AskPattern.<TopicRegistry.Command, Done>ask(
+                  services.registry(), TopicRegistry.Drain::new, spread.plus(PHASE_MARGIN), system.scheduler())
+              .thenCompose(done -> services.directory().whenEmpty())
+              .thenApply(empty -> Done.getInstance());
+        });
+  }
+
+  private static ConfigValue millis(Duration duration) {
+    return ConfigValueFactory.fromAnyRef(duration.toMillis() + "ms");
   }
 
   private static boolean isLoopback(String host) {

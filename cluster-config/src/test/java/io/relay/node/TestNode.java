@@ -42,6 +42,7 @@ final class TestNode implements AutoCloseable {
     settings.put("relay.port-management", managementPort);
     settings.put("relay.port-remote", remotePort);
     settings.put("relay.url", "ws://127.0.0.1:" + relayPort);
+    settings.put("relay.drain-delay", "100ms");
     settings.put("pekko.coordinated-shutdown.exit-jvm", "off");
     settings.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
     settings.putAll(overrides);

@@ -23,9 +23,14 @@ import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
  * One-time access codes in Distributed Data, spread over a fixed set of {@link
  * RelaySettings#CODE_SHARDS} LWWMaps by hash of the code.
  *
- * <p>Issuing writes with WriteMajority before answering; redeeming reads the local replica, falls
- * back to ReadMajority, removes the code and remembers it locally until it would have expired, so
- * this node never accepts it twice. Expired codes are swept periodically.
+ * <p>Issuing writes with WriteMajority before answering. Redeeming reads the local replica (falling
+ * back to ReadMajority, so a node that has not yet received a code by gossip still finds it), then
+ * records "redeemed by this node" with WriteMajority in a second fixed set of maps and reads those
+ * back with ReadMajority: since any two majorities overlap, of two nodes redeeming the same code
+ * at once at least one sees the other's record, and a node accepts only when it sees no other.
+ * A code is therefore accepted at most once cluster-wide; when two nodes race, both may refuse
+ * (the clients fetch new codes). The node also remembers codes it redeemed until they would have
+ * expired. Expired codes and redemption records are swept periodically.
  */
 public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
@@ -52,12 +57,14 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
   public record Rejected(Reason reason) implements Redemption {}
 
-  /** Why a code was refused; each is answered 401 before the upgrade. */
+  /** Why a code was refused: 401 before the upgrade, except UNAVAILABLE (503). */
   public enum Reason {
     UNKNOWN,
     USED,
     EXPIRED,
-    WRONG_TOPIC
+    WRONG_TOPIC,
+    /** No majority could record the redemption in time. */
+    UNAVAILABLE
   }
 
   private record IssueResponse(
@@ -72,6 +79,17 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
   private record Ignored(Object response) implements Command {}
 
+  private record Recorded(
+      Replicator.UpdateResponse<LWWMap<String, Long>> response, Redeem redeem, CodeGrant grant)
+      implements Command {}
+
+  private record Checked(
+      Replicator.GetResponse<LWWMap<String, Long>> response, Redeem redeem, CodeGrant grant)
+      implements Command {}
+
+  private record SweepRedemptions(Replicator.GetResponse<LWWMap<String, Long>> response)
+      implements Command {}
+
   private enum Sweep implements Command {
     INSTANCE
   }
@@ -80,10 +98,12 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
       implements Command {}
 
   private final ReplicatorMessageAdapter<Command, LWWMap<String, CodeGrant>> replicator;
+  private final ReplicatorMessageAdapter<Command, LWWMap<String, Long>> redemptionReplicator;
   private final SelfUniqueAddress self;
   private final RelaySettings settings;
   private final LongSupplier clock;
   private final List<Key<LWWMap<String, CodeGrant>>> shards;
+  private final List<Key<LWWMap<String, Long>>> redemptionShards;
   /** Codes redeemed (or being redeemed) here, with when they would have expired. */
   private final Map<String, Long> spent = new HashMap<>();
 
@@ -95,23 +115,31 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
                   timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.codeSweepInterval());
                   return DistributedData.withReplicatorMessageAdapter(
                       (ReplicatorMessageAdapter<Command, LWWMap<String, CodeGrant>> adapter) ->
-                          new CodeStore(context, adapter, settings, clockMillis));
+                          DistributedData.withReplicatorMessageAdapter(
+                              (ReplicatorMessageAdapter<Command, LWWMap<String, Long>> redemptions) ->
+                                  new CodeStore(context, adapter, redemptions, settings, clockMillis)));
                 }));
   }
 
   private CodeStore(
       ActorContext<Command> context,
       ReplicatorMessageAdapter<Command, LWWMap<String, CodeGrant>> replicator,
+      ReplicatorMessageAdapter<Command, LWWMap<String, Long>> redemptionReplicator,
       RelaySettings settings,
       LongSupplier clock) {
     super(context);
     this.replicator = replicator;
+    this.redemptionReplicator = redemptionReplicator;
     this.settings = settings;
     this.clock = clock;
     this.self = DistributedData.get(context.getSystem()).selfUniqueAddress();
     this.shards =
         java.util.stream.IntStream.range(0, RelaySettings.CODE_SHARDS)
             .mapToObj(i -> LWWMapKey.<String, CodeGrant>create("codes-" + i))
+            .toList();
+    this.redemptionShards =
+        java.util.stream.IntStream.range(0, RelaySettings.CODE_SHARDS)
+            .mapToObj(i -> LWWMapKey.<String, Long>create("redemptions-" + i))
             .toList();
   }
 
@@ -128,6 +156,9 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
         .onMessage(Lookup.class, this::onLookup)
         .onMessage(Sweep.class, this::onSweep)
         .onMessage(SweepShard.class, this::onSweepShard)
+        .onMessage(Recorded.class, this::onRecorded)
+        .onMessage(Checked.class, this::onChecked)
+        .onMessage(SweepRedemptions.class, this::onSweepRedemptions)
         .onMessage(Ignored.class, ignored -> this)
         .build();
   }
@@ -189,13 +220,56 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
       redeem.replyTo().tell(new Rejected(Reason.WRONG_TOPIC));
       return this;
     }
-    remove(redeem.code());
     if (grant.codeExpiresAt() <= clock.getAsLong()) {
+      remove(redeem.code());
       redeem.replyTo().tell(new Rejected(Reason.EXPIRED));
-    } else {
-      spent.put(redeem.code(), grant.codeExpiresAt());
-      redeem.replyTo().tell(new Redeemed(grant));
+      return this;
     }
+    spent.put(redeem.code(), grant.codeExpiresAt());
+    CodeGrant found = grant;
+    redemptionReplicator.askUpdate(
+        replyTo ->
+            new Replicator.Update<>(
+                redemptionShards.get(shardOf(redeem.code())),
+                LWWMap.create(),
+                new Replicator.WriteMajority(settings.replicationTimeout()),
+                replyTo,
+                map -> map.put(self, redemptionKey(redeem.code()), found.codeExpiresAt())),
+        response -> new Recorded(response, redeem, found));
+    return this;
+  }
+
+  private String redemptionKey(String code) {
+    return code + "|" + self.uniqueAddress().address();
+  }
+
+  private Behavior<Command> onRecorded(Recorded recorded) {
+    if (!(recorded.response() instanceof Replicator.UpdateSuccess)) {
+      recorded.redeem().replyTo().tell(new Rejected(Reason.UNAVAILABLE));
+      return this;
+    }
+    redemptionReplicator.askGet(
+        replyTo ->
+            new Replicator.Get<>(
+                redemptionShards.get(shardOf(recorded.redeem().code())),
+                new Replicator.ReadMajority(settings.replicationTimeout()),
+                replyTo),
+        response -> new Checked(response, recorded.redeem(), recorded.grant()));
+    return this;
+  }
+
+  private Behavior<Command> onChecked(Checked checked) {
+    Redeem redeem = checked.redeem();
+    if (!(checked.response() instanceof Replicator.GetSuccess<LWWMap<String, Long>> success)) {
+      redeem.replyTo().tell(new Rejected(Reason.UNAVAILABLE));
+      return this;
+    }
+    String prefix = redeem.code() + "|";
+    String ours = redemptionKey(redeem.code());
+    boolean redeemedElsewhere =
+        success.dataValue().getEntries().keySet().stream().anyMatch(k -> k.startsWith(prefix) && !k.equals(ours));
+    remove(redeem.code());
+    redeem.replyTo().tell(redeemedElsewhere ? new Rejected(Reason.USED) : new Redeemed(checked.grant()));
     return this;
   }
 
@@ -217,6 +291,40 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     for (Key<LWWMap<String, CodeGrant>> shard : shards) {
       replicator.askGet(
           replyTo -> new Replicator.Get<>(shard, Replicator.readLocal(), replyTo), SweepShard::new);
+    }
+    for (Key<LWWMap<String, Long>> shard : redemptionShards) {
+      redemptionReplicator.askGet(
+          replyTo -> new Replicator.Get<>(shard, Replicator.readLocal(), replyTo), SweepRedemptions::new);
+    }
+    return this;
+  }
+
+  private Behavior<Command> onSweepRedemptions(SweepRedemptions sweep) {
+    if (!(sweep.response() instanceof Replicator.GetSuccess<LWWMap<String, Long>> success)) {
+      return this;
+    }
+    long now = clock.getAsLong();
+    List<String> expired =
+        success.dataValue().getEntries().entrySet().stream()
+            .filter(e -> e.getValue() <= now)
+            .map(Map.Entry::getKey)
+            .toList();
+    if (!expired.isEmpty()) {
+      redemptionReplicator.askUpdate(
+          replyTo ->
+              new Replicator.Update<>(
+                  success.key(),
+                  LWWMap.create(),
+                  Replicator.writeLocal(),
+                  replyTo,
+                  map -> {
+                    LWWMap<String, Long> result = map;
+                    for (String key : expired) {
+                      result = result.remove(self, key);
+                    }
+                    return result;
+                  }),
+          Ignored::new);
     }
     return this;
   }

@@ -1,6 +1,7 @@
 package io.relay.deny;
 
 import io.relay.RelaySettings;
+import io.relay.topic.Cancel;
 import io.relay.topic.TopicRegistry;
 import java.util.HashMap;
 import java.util.List;
@@ -12,6 +13,11 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.SelfUp;
+import org.apache.pekko.cluster.typed.Subscribe;
 import org.apache.pekko.cluster.ddata.LWWMap;
 import org.apache.pekko.cluster.ddata.Key;
 import org.apache.pekko.cluster.ddata.LWWMapKey;
@@ -23,9 +29,11 @@ import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
 /**
  * The replicated deny and allow list of bookings (booking id to state and expiry).
  *
- * <p>Writes go to a majority before they are acknowledged. Every node subscribes to the map and
- * closes the connections of a newly denied booking with 4003 on its own topics; the node that took
- * the deny closes its own at once. Entries are swept after they expire.
+ * <p>Writes go to a majority before they are acknowledged; a deny is then announced on the
+ * cluster's cancel channel so every node closes the booking's connections with 4003 at once. Every
+ * node also subscribes to the map and closes the connections of any newly denied booking it sees,
+ * which repairs a lost announcement. Once the node is Up it reads the map from a majority and
+ * reports itself loaded (part of readiness). Entries are swept after they expire.
  */
 public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
@@ -55,39 +63,66 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     INSTANCE
   }
 
+  private enum Load implements Command {
+    INSTANCE
+  }
+
+  private record Loaded(Replicator.GetResponse<LWWMap<String, BookingState>> response) implements Command {}
+
   private static final Key<LWWMap<String, BookingState>> KEY = LWWMapKey.create("bookings");
 
   private final ReplicatorMessageAdapter<Command, LWWMap<String, BookingState>> replicator;
   private final SelfUniqueAddress self;
   private final RelaySettings settings;
   private final ActorRef<TopicRegistry.Command> registry;
+  private final ActorRef<Topic.Command<Cancel>> cancels;
   private final LongSupplier clockSeconds;
+  private final Runnable onLoaded;
+  private final TimerScheduler<Command> timers;
+  private boolean loaded;
   private Map<String, BookingState> bookings = new HashMap<>();
 
+  /**
+   * @param cancels the cluster's cancel channel
+   * @param onLoaded run once, when the replicated list has been read from a majority
+   */
   public static Behavior<Command> create(
-      RelaySettings settings, ActorRef<TopicRegistry.Command> registry, LongSupplier clockSeconds) {
+      RelaySettings settings,
+      ActorRef<TopicRegistry.Command> registry,
+      ActorRef<Topic.Command<Cancel>> cancels,
+      LongSupplier clockSeconds,
+      Runnable onLoaded) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
                 timers -> {
                   timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.denySweepInterval());
+                  Cluster.get(context.getSystem())
+                      .subscriptions()
+                      .tell(Subscribe.create(context.messageAdapter(SelfUp.class, up -> Load.INSTANCE), SelfUp.class));
                   return DistributedData.withReplicatorMessageAdapter(
                       (ReplicatorMessageAdapter<Command, LWWMap<String, BookingState>> adapter) ->
-                          new DenyList(context, adapter, settings, registry, clockSeconds));
+                          new DenyList(context, timers, adapter, settings, registry, cancels, clockSeconds, onLoaded));
                 }));
   }
 
   private DenyList(
       ActorContext<Command> context,
+      TimerScheduler<Command> timers,
       ReplicatorMessageAdapter<Command, LWWMap<String, BookingState>> replicator,
       RelaySettings settings,
       ActorRef<TopicRegistry.Command> registry,
-      LongSupplier clockSeconds) {
+      ActorRef<Topic.Command<Cancel>> cancels,
+      LongSupplier clockSeconds,
+      Runnable onLoaded) {
     super(context);
+    this.timers = timers;
     this.replicator = replicator;
     this.settings = settings;
     this.registry = registry;
+    this.cancels = cancels;
     this.clockSeconds = clockSeconds;
+    this.onLoaded = onLoaded;
     this.self = DistributedData.get(context.getSystem()).selfUniqueAddress();
     replicator.subscribe(KEY, Changed::new);
   }
@@ -101,6 +136,8 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
         .onMessage(Check.class, this::onCheck)
         .onMessage(Changed.class, this::onChanged)
         .onMessage(Sweep.class, this::onSweep)
+        .onMessage(Load.class, this::onLoad)
+        .onMessage(Loaded.class, this::onLoadedResponse)
         .onMessage(Ignored.class, ignored -> this)
         .build();
   }
@@ -124,8 +161,34 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     boolean stored = response.response() instanceof Replicator.UpdateSuccess;
     if (stored) {
       apply(withEntry(set.bookingId(), new BookingState(set.denied(), set.expiresAt())));
+      if (set.denied()) {
+        cancels.tell(Topic.publish(new Cancel(set.bookingId())));
+      }
     }
     set.replyTo().tell(stored);
+    return this;
+  }
+
+  private Behavior<Command> onLoad(Load load) {
+    if (!loaded) {
+      replicator.askGet(
+          replyTo -> new Replicator.Get<>(KEY, new Replicator.ReadMajority(settings.replicationTimeout()), replyTo),
+          Loaded::new);
+    }
+    return this;
+  }
+
+  private Behavior<Command> onLoadedResponse(Loaded response) {
+    if (response.response() instanceof Replicator.GetSuccess<LWWMap<String, BookingState>> success) {
+      apply(new HashMap<>(success.dataValue().getEntries()));
+    } else if (!(response.response() instanceof Replicator.NotFound)) {
+      timers.startSingleTimer(Load.INSTANCE, settings.replicationTimeout());
+      return this;
+    }
+    if (!loaded) {
+      loaded = true;
+      onLoaded.run();
+    }
     return this;
   }
 

@@ -34,6 +34,13 @@ public final class RelayMetrics {
           .register(registry);
   public final Counter denies = counter("relay_denies", "Bookings denied through the access API");
   public final Counter allows = counter("relay_allows", "Bookings allowed through the access API");
+  public final Counter claims = counter("relay_claims", "Topic claims this node made (first connection of a topic)");
+  public final Counter evictions =
+      counter("relay_evictions", "Topics this node gave up to a newer claim (connections closed with 4001)");
+  public final Counter flapping =
+      counter("relay_flapping", "Evictions of a topic evicted shortly before: a lasting ring disagreement");
+  public final Counter holdDownRefusals =
+      counter("relay_holddown_refusals", "Connections refused with 503 while their topic was held down");
 
   private Counter counter(String name, String help) {
     return Counter.builder().name(name).help(help).register(registry);

@@ -2,6 +2,8 @@ package io.relay.topic;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -9,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class ConnectionDirectory {
   private final ConcurrentHashMap<Long, Connection> connections = new ConcurrentHashMap<>();
+  private final List<CompletableFuture<Void>> emptyWaiters = new ArrayList<>();
 
   void add(Connection connection) {
     connections.put(connection.id(), connection);
@@ -16,6 +19,26 @@ public final class ConnectionDirectory {
 
   void remove(Connection connection) {
     connections.remove(connection.id());
+    if (connections.isEmpty()) {
+      List<CompletableFuture<Void>> waiting;
+      synchronized (emptyWaiters) {
+        waiting = new ArrayList<>(emptyWaiters);
+        emptyWaiters.clear();
+      }
+      waiting.forEach(w -> w.complete(null));
+    }
+  }
+
+  /** Completes once no connection is left (at once if none is). */
+  public CompletionStage<Void> whenEmpty() {
+    CompletableFuture<Void> waiter = new CompletableFuture<>();
+    synchronized (emptyWaiters) {
+      emptyWaiters.add(waiter);
+    }
+    if (connections.isEmpty()) {
+      waiter.complete(null);
+    }
+    return waiter;
   }
 
   /** A snapshot of the live connections. */

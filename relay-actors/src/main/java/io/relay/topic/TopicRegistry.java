@@ -1,62 +1,123 @@
 package io.relay.topic;
 
+import io.relay.CborSerializable;
+import io.relay.RelaySettings;
+import io.relay.ws.CloseCodes;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
- * This node's hosted topics: creates a topic actor on a topic's first connection, stops it when
- * its last one has left, and fans node-wide commands out to every topic.
+ * This node's hosted topics: creates a topic actor on a topic's first connection and claims the
+ * topic cluster-wide, gives a topic up (4001) when a newer claim arrives, holds an evicted topic
+ * down for a while, stops idle topic actors, and fans node-wide commands (deny, drain, reports)
+ * out to its topics.
  */
 public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command> {
+
+  /** Relay nodes register their registry under this key to answer cluster-wide status. */
+  public static final ServiceKey<Command> STATUS_KEY = ServiceKey.create(Command.class, "relay-status");
 
   /** Messages the registry understands. */
   public sealed interface Command {}
 
-  /** Adds an accepted connection to its topic, creating the topic actor if needed. */
+  /** Adds an accepted connection to its topic, creating and claiming the topic if needed. */
   public record Join(Connection connection, ActorRef<TopicActor.JoinResult> replyTo) implements Command {}
 
   /** Closes every connection of a denied booking with 4003, on this node. */
   public record CloseBooking(String bookingId) implements Command {}
 
-  /** Closes every connection on this node with this code (drain). */
-  public record CloseAll(int code, String reason) implements Command {}
+  /** Drains: closes every connection with 1001, spread over the drain spread; answers when done. */
+  public record Drain(ActorRef<Done> replyTo) implements Command {}
+
+  /** Asks for this node's connection reports (sent from any node). */
+  public record Report(ActorRef<NodeReport> replyTo) implements Command, CborSerializable {}
+
+  /** One node's connection reports. */
+  public record NodeReport(String node, List<ConnectionReport> connections) implements CborSerializable {}
 
   /** From a topic actor whose last connection left, having seen {@code joins} joins. */
-  record TopicIdle(String topic, ActorRef<TopicActor.Command> actor, long joins)
+  record TopicIdle(String topic, ActorRef<TopicActor.Command> actor, long joins) implements Command {}
+
+  private record ClaimsHeard(ClaimAnnouncement announcement) implements Command {}
+
+  private record CancelHeard(Cancel cancel) implements Command {}
+
+  private enum PublishDigest implements Command {
+    INSTANCE
+  }
+
+  private record DrainStep(List<ActorRef<TopicActor.Command>> remaining, long pause, ActorRef<Done> replyTo)
       implements Command {}
 
   private record Hosted(ActorRef<TopicActor.Command> actor, long joinsSent) {}
 
+  /** The cluster channels the registry talks on. */
+  public record Channels(ActorRef<Topic.Command<ClaimAnnouncement>> claims, ActorRef<Topic.Command<Cancel>> cancels) {}
+
   private final ActorContext<Command> context;
+  private final TimerScheduler<Command> timers;
   private final TopicActor.Context shared;
+  private final Channels channels;
+  private final LongSupplier clock;
+  private final ClaimBook book;
   private final Map<String, Hosted> topics = new HashMap<>();
   private long incarnations;
 
-  public static Behavior<Command> create(TopicActor.Context shared) {
-    return Behaviors.setup(context -> new TopicRegistry(context, shared));
+  public static Behavior<Command> create(TopicActor.Context shared, Channels channels, LongSupplier clockMillis) {
+    return Behaviors.setup(
+        context -> Behaviors.withTimers(timers -> new TopicRegistry(context, timers, shared, channels, clockMillis)));
   }
 
-  private TopicRegistry(ActorContext<Command> context, TopicActor.Context shared) {
+  private TopicRegistry(
+      ActorContext<Command> context,
+      TimerScheduler<Command> timers,
+      TopicActor.Context shared,
+      Channels channels,
+      LongSupplier clock) {
     super(context);
     this.context = context;
+    this.timers = timers;
     this.shared = shared;
+    this.channels = channels;
+    this.clock = clock;
+    RelaySettings.Claims claims = shared.settings().claims();
+    this.book = new ClaimBook(shared.node(), claims.holdDown(), claims.maxHoldDown(), claims.flapWindow());
+    channels.claims().tell(Topic.subscribe(context.messageAdapter(ClaimAnnouncement.class, ClaimsHeard::new)));
+    channels.cancels().tell(Topic.subscribe(context.messageAdapter(Cancel.class, CancelHeard::new)));
+    context.getSystem().receptionist().tell(Receptionist.register(STATUS_KEY, context.getSelf()));
+    timers.startTimerWithFixedDelay(PublishDigest.INSTANCE, claims.digestInterval());
   }
 
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(Join.class, this::onJoin)
-        .onMessage(CloseBooking.class, this::onCloseBooking)
-        .onMessage(CloseAll.class, this::onCloseAll)
+        .onMessage(CloseBooking.class, close -> closeBooking(close.bookingId()))
+        .onMessage(CancelHeard.class, heard -> closeBooking(heard.cancel().bookingId()))
+        .onMessage(Drain.class, this::onDrain)
+        .onMessage(DrainStep.class, this::onDrainStep)
+        .onMessage(Report.class, this::onReport)
         .onMessage(TopicIdle.class, this::onTopicIdle)
+        .onMessage(ClaimsHeard.class, this::onClaimsHeard)
+        .onMessage(PublishDigest.class, this::onPublishDigest)
         .build();
   }
 
@@ -64,7 +125,19 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     String topic = join.connection().grant().topic();
     Hosted hosted = topics.get(topic);
     if (hosted == null) {
+      Optional<ClaimBook.HoldDown> held = book.holdDown(topic, clock.getAsLong());
+      if (held.isPresent()) {
+        shared.metrics().holdDownRefusals.inc();
+        join.replyTo()
+            .tell(new TopicActor.Refused(503, "topic moved to another node; retry", Duration.ofSeconds(1)));
+        return this;
+      }
       hosted = new Hosted(spawnTopic(topic), 0);
+      Claim claim = book.claim(topic, clock.getAsLong());
+      shared.metrics().claims.inc();
+      if (shared.settings().claims().announce()) {
+        publish(List.of(claim));
+      }
     }
     topics.put(topic, new Hosted(hosted.actor(), hosted.joinsSent() + 1));
     hosted.actor().tell(new TopicActor.Join(join.connection(), join.replyTo()));
@@ -72,25 +145,103 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   }
 
   private ActorRef<TopicActor.Command> spawnTopic(String topic) {
-    String name =
-        "topic-" + URLEncoder.encode(topic, StandardCharsets.UTF_8) + "-" + (++incarnations);
+    String name = "topic-" + URLEncoder.encode(topic, StandardCharsets.UTF_8) + "-" + (++incarnations);
     return context.spawn(TopicActor.create(topic, context.getSelf(), shared), name);
   }
 
-  private Behavior<Command> onCloseBooking(CloseBooking close) {
-    topics.values().forEach(h -> h.actor().tell(new TopicActor.CloseBooking(close.bookingId())));
+  private void publish(List<Claim> claims) {
+    channels.claims().tell(Topic.publish(new ClaimAnnouncement(shared.node(), claims)));
+  }
+
+  private Behavior<Command> onClaimsHeard(ClaimsHeard heard) {
+    long now = clock.getAsLong();
+    List<Claim> reassert = new ArrayList<>();
+    for (Claim theirs : heard.announcement().claims()) {
+      switch (book.judge(theirs, now)) {
+        case EVICT -> evict(theirs, now);
+        case REASSERT -> book.hosted(theirs.topic()).ifPresent(reassert::add);
+        case IGNORE -> { }
+      }
+    }
+    if (!reassert.isEmpty()) {
+      publish(reassert);
+    }
     return this;
   }
 
-  private Behavior<Command> onCloseAll(CloseAll close) {
-    topics.values().forEach(h -> h.actor().tell(new TopicActor.CloseAll(close.code(), close.reason())));
+  private void evict(Claim winner, long now) {
+    Hosted hosted = topics.remove(winner.topic());
+    if (hosted != null) {
+      hosted.actor().tell(new TopicActor.CloseAll(CloseCodes.TOPIC_MOVED, "topic moved to another node"));
+    }
+    shared.metrics().evictions.inc();
+    ClaimBook.HoldDown held = book.holdDown(winner.topic(), now).orElseThrow();
+    if (held.flapping()) {
+      shared.metrics().flapping.inc();
+      context
+          .getLog()
+          .warn(
+              "topic {} is flapping between {} and {}: evicted again within the flap window, held down for {}s; "
+                  + "check that every ingress uses the same upstream list",
+              winner.topic(),
+              shared.node(),
+              winner.node(),
+              held.period().toSeconds());
+    } else {
+      context.getLog().info("topic {} moved to {}; closing its connections here with 4001", winner.topic(), winner.node());
+    }
+  }
+
+  private Behavior<Command> onPublishDigest(PublishDigest tick) {
+    book.sweep(clock.getAsLong());
+    List<Claim> digest = book.digest();
+    if (!digest.isEmpty()) {
+      publish(digest);
+    }
+    return this;
+  }
+
+  private Behavior<Command> closeBooking(String bookingId) {
+    topics.values().forEach(h -> h.actor().tell(new TopicActor.CloseBooking(bookingId)));
+    return this;
+  }
+
+  private Behavior<Command> onDrain(Drain drain) {
+    List<ActorRef<TopicActor.Command>> actors = topics.values().stream().map(Hosted::actor).toList();
+    long pause = actors.isEmpty() ? 0 : shared.settings().drainSpread().toNanos() / actors.size();
+    context.getSelf().tell(new DrainStep(actors, pause, drain.replyTo()));
+    return this;
+  }
+
+  /** Closes one topic's connections with 1001, then the next after a pause. */
+  private Behavior<Command> onDrainStep(DrainStep step) {
+    if (step.remaining().isEmpty()) {
+      step.replyTo().tell(Done.getInstance());
+      return this;
+    }
+    step.remaining().get(0).tell(new TopicActor.CloseAll(CloseCodes.GOING_AWAY, "node draining"));
+    DrainStep next = new DrainStep(step.remaining().subList(1, step.remaining().size()), step.pause(), step.replyTo());
+    if (step.pause() < 1_000_000) {
+      context.getSelf().tell(next);
+    } else {
+      timers.startSingleTimer(next, Duration.ofNanos(step.pause()));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onReport(Report report) {
+    report.replyTo().tell(new NodeReport(shared.node(), shared.directory().reports(shared.node())));
     return this;
   }
 
   private Behavior<Command> onTopicIdle(TopicIdle idle) {
     Hosted hosted = topics.get(idle.topic());
-    if (hosted != null && hosted.actor().equals(idle.actor()) && hosted.joinsSent() == idle.joins()) {
+    if (hosted == null || !hosted.actor().equals(idle.actor())) {
+      // an evicted incarnation: no join is routed to it any more
+      idle.actor().tell(TopicActor.Stop.INSTANCE);
+    } else if (hosted.joinsSent() == idle.joins()) {
       topics.remove(idle.topic());
+      book.release(idle.topic());
       idle.actor().tell(TopicActor.Stop.INSTANCE);
     }
     return this;
