@@ -42,10 +42,13 @@ final class TestNode implements AutoCloseable {
     settings.put("relay.port-management", managementPort);
     settings.put("relay.port-remote", remotePort);
     settings.put("relay.url", "ws://127.0.0.1:" + relayPort);
+    settings.put("relay.seed-nodes", "");
     settings.put("relay.drain-delay", "100ms");
     settings.put("pekko.coordinated-shutdown.exit-jvm", "off");
     settings.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
     settings.putAll(overrides);
+    settings.put("pekko.cluster.jmx.enabled", "off");
+    settings.put("pekko.log-dead-letters-during-shutdown", "off");
     Config config = ConfigFactory.parseMap(settings);
     this.system = RelayNode.start(RelayNode.load(config));
   }
@@ -59,6 +62,97 @@ final class TestNode implements AutoCloseable {
 
   static TestNode start() {
     return start(Map.of());
+  }
+
+  /** Starts a node that joins {@code seed}'s cluster and waits until it is ready. */
+  static TestNode joining(TestNode seed, Map<String, Object> overrides) {
+    Map<String, Object> settings = new HashMap<>(overrides);
+    settings.put("relay.seed-nodes", seed.address());
+    TestNode node = new TestNode(freePort(), settings);
+    node.awaitReady(Duration.ofSeconds(30));
+    return node;
+  }
+
+  /** This node's cluster address. */
+  String address() {
+    return "pekko://relay@127.0.0.1:" + remotePort;
+  }
+
+  /** The status of {@code /ready}: 200 when ready. */
+  int readyStatus() {
+    try {
+      return http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/ready")).build(),
+              HttpResponse.BodyHandlers.discarding())
+          .statusCode();
+    } catch (IOException e) {
+      return -1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The Prometheus exposition of {@code /metrics}. */
+  String metrics() {
+    try {
+      return http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/metrics")).build(),
+              HttpResponse.BodyHandlers.ofString())
+          .body();
+    } catch (IOException e) {
+      throw new AssertionError("cannot scrape /metrics", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** One sample's value from {@code /metrics}, or -1 when absent. */
+  double metric(String sample) {
+    for (String line : metrics().split("\n")) {
+      if (line.startsWith(sample + " ")) {
+        return Double.parseDouble(line.substring(sample.length() + 1).trim());
+      }
+    }
+    return -1;
+  }
+
+  /** How many members {@code /cluster/members} lists. */
+  int memberCount() {
+    try {
+      HttpResponse<String> response =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/cluster/members")).build(),
+              HttpResponse.BodyHandlers.ofString());
+      return new com.fasterxml.jackson.databind.ObjectMapper().readTree(response.body()).get("members").size();
+    } catch (IOException e) {
+      return -1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Asks the cluster, through this node's management API, to let {@code member} leave. */
+  void leave(TestNode member) {
+    try {
+      HttpResponse<String> response =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/cluster/members/" + member.address()))
+                  .header("Content-Type", "application/x-www-form-urlencoded")
+                  .PUT(HttpRequest.BodyPublishers.ofString("operation=Leave"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200) {
+        throw new AssertionError("leave was refused: " + response.statusCode() + " " + response.body());
+      }
+    } catch (IOException e) {
+      throw new AssertionError("leave request failed", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   URI access(String pathAndQuery) {

@@ -42,6 +42,17 @@ public final class RelayMetrics {
   public final Counter holdDownRefusals =
       counter("relay_holddown_refusals", "Connections refused with 503 while their topic was held down");
 
+  /** Every label value exists from the start, so dashboards and alerts see zeros, not gaps. */
+  public RelayMetrics() {
+    for (String reason :
+        new String[] {"missing", "unknown", "used", "expired", "wrong_topic", "token_expired", "denied", "unavailable"}) {
+      codesRefused.initLabelValues(reason);
+    }
+    for (String code : new String[] {"client", "1001", "1002", "1009", "4000", "4001", "4003"}) {
+      connectionsClosed.initLabelValues(code);
+    }
+  }
+
   private Counter counter(String name, String help) {
     return Counter.builder().name(name).help(help).register(registry);
   }

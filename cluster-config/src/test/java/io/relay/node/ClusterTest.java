@@ -1,0 +1,237 @@
+package io.relay.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * What clients see of a three-node cluster (three actor systems in this JVM on loopback): codes
+ * that work on any node, cancellations on every node, topic claims, hold-down, and cluster-wide
+ * status. Clients connect to a chosen node directly, as a proxy would send them.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ClusterTest {
+  private static final Duration DIGEST = Duration.ofSeconds(1);
+  private static final Duration HOLD_DOWN = Duration.ofSeconds(2);
+  private static final Map<String, Object> TIMINGS =
+      Map.of(
+          "relay.claims.digest-interval", DIGEST.toMillis() + "ms",
+          "relay.claims.hold-down", HOLD_DOWN.toMillis() + "ms");
+
+  private TestNode a;
+  private TestNode b;
+  private TestNode c;
+  private final List<Participant> open = new ArrayList<>();
+
+  @BeforeAll
+  void startCluster() {
+    a = TestNode.start(TIMINGS);
+    b = TestNode.joining(a, TIMINGS);
+    Map<String, Object> silent = new java.util.HashMap<>(TIMINGS);
+    silent.put("relay.claims.announce", "off");
+    c = TestNode.joining(a, silent); // c never announces claims: only its digest tells others
+    for (TestNode node : List.of(a, b, c)) {
+      open.add(join(node, "probe/" + node.remotePort, "read"));
+    }
+    Waits.await(
+        "GET /status on a lists connections of all three nodes",
+        Duration.ofSeconds(20),
+        () -> nodesInStatus(a).size() == 3);
+  }
+
+  @AfterAll
+  void stopCluster() {
+    open.forEach(Participant::close);
+    for (TestNode node : List.of(c, b, a)) {
+      node.close();
+    }
+  }
+
+  private static String uri(TestNode node, String topic, String bookingId, String... scopes) {
+    String token = Tokens.sign(Tokens.session(topic, List.of(scopes), bookingId).build());
+    return new AccessClient(node).relayUri(topic, token);
+  }
+
+  /** Gets a code from {@code node}'s access API and connects to {@code node}'s relay port. */
+  private static Participant join(TestNode node, String topic, String... scopes) {
+    return Participant.connect(uri(node, topic, "booking-1", scopes));
+  }
+
+  private static Set<String> nodesInStatus(TestNode node) {
+    AccessClient.Answer answer = new AccessClient(node).get("/status", Tokens.admin("relay:stats"));
+    Set<String> nodes = new HashSet<>();
+    answer.body().forEach(report -> nodes.add(report.get("node").asText()));
+    return nodes;
+  }
+
+  @Test
+  void aCodeIssuedOnOneNodeIsRedeemedOnAnother() {
+    String token = Tokens.session("cluster/code", "read", "write");
+    String fromA = new AccessClient(a).relayUri("cluster/code", token);
+    String onB = fromA.replace(":" + a.relayPort + "/", ":" + b.relayPort + "/");
+    try (Participant p = Participant.connect(onB)) {
+      assertFalse(p.isClosed());
+    }
+  }
+
+  @Test
+  void aCodeIsNeverAcceptedTwiceEvenWhenTwoNodesAreOfferedItAtOnce() throws Exception {
+    String token = Tokens.session("cluster/race", "read", "write");
+    int accepted = 0;
+    for (int round = 0; round < 10; round++) {
+      String code = new AccessClient(a).relayUri("cluster/race", token).replaceAll(".*code=", "");
+      List<CompletableFuture<Participant>> attempts = new ArrayList<>();
+      for (TestNode node : List.of(b, c)) {
+        attempts.add(
+            CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    return Participant.connect(node.relay("/session/cluster/race?code=" + code).toString());
+                  } catch (Participant.Refused refused) {
+                    assertTrue(refused.status == 401 || refused.status == 503, "refused with " + refused.status);
+                    return null;
+                  }
+                }));
+      }
+      int admitted = 0;
+      for (CompletableFuture<Participant> attempt : attempts) {
+        Participant p = attempt.get(20, TimeUnit.SECONDS);
+        if (p != null) {
+          admitted++;
+          p.close();
+        }
+      }
+      assertTrue(admitted <= 1, "round " + round + ": the same code was accepted " + admitted + " times");
+      accepted += admitted;
+    }
+    assertTrue(accepted > 0, "no racing redemption succeeded at all in 10 rounds");
+  }
+
+  @Test
+  void aDenyOnOneNodeClosesTheBookingOnEveryNodeWithinASecond() {
+    try (Participant onB = Participant.connect(uri(b, "cluster/deny-b", "cancelled", "read", "write"));
+        Participant onC = Participant.connect(uri(c, "cluster/deny-c", "cancelled", "read", "write"));
+        Participant other = Participant.connect(uri(c, "cluster/deny-c", "kept", "read", "write"))) {
+      long exp = Instant.now().plusSeconds(600).getEpochSecond();
+      AccessClient.Answer denied = new AccessClient(a).post("/bids/deny?bid=cancelled&exp=" + exp, Tokens.admin("relay:admin"));
+      assertEquals(204, denied.status());
+      assertEquals(4003, onB.awaitClose(Duration.ofSeconds(1)), "closed on b within 1 s");
+      assertEquals(4003, onC.awaitClose(Duration.ofSeconds(1)), "closed on c within 1 s");
+      assertFalse(other.isClosed(), "another booking on the same topic stays");
+    }
+  }
+
+  @Test
+  void whenTwoNodesTakeATopicAtOnceExactlyOneKeepsIt() throws Exception {
+    String topic = "cluster/contested";
+    String onA = uri(a, topic, "booking-1", "read", "write");
+    String onB = uri(b, topic, "booking-1", "read", "write");
+    CompletableFuture<Participant> first = CompletableFuture.supplyAsync(() -> Participant.connect(onA));
+    CompletableFuture<Participant> second = CompletableFuture.supplyAsync(() -> Participant.connect(onB));
+    try (Participant pa = first.get(20, TimeUnit.SECONDS);
+        Participant pb = second.get(20, TimeUnit.SECONDS)) {
+      Waits.await("one of the two participants is moved", Duration.ofSeconds(5), () -> pa.isClosed() || pb.isClosed());
+      Participant moved = pa.isClosed() ? pa : pb;
+      Participant kept = pa.isClosed() ? pb : pa;
+      TestNode winner = pa.isClosed() ? b : a;
+      assertEquals(4001, moved.awaitClose(Duration.ofSeconds(1)), "the losing node closes with 4001");
+      try (Participant again = join(winner, topic, "read", "write")) {
+        again.sendText("on the winner");
+        assertEquals("on the winner", kept.next().asText(), "the kept participant still relays");
+      }
+      assertFalse(kept.isClosed(), "the winner keeps its connection");
+    }
+  }
+
+  @Test
+  void aLostAnnouncementIsRepairedByTheDigestWithinOnePeriod() {
+    String topic = "cluster/silent";
+    try (Participant onA = join(a, topic, "read", "write")) {
+      long claimedOnC = System.nanoTime();
+      try (Participant onC = join(c, topic, "read", "write")) {
+        assertEquals(4001, onA.awaitClose(DIGEST.multipliedBy(2)), "a gives the topic up after c's digest");
+        System.out.printf("digest repair took %d ms (period %d ms)%n", (System.nanoTime() - claimedOnC) / 1_000_000, DIGEST.toMillis());
+        assertFalse(onC.isClosed(), "c keeps the topic");
+      }
+    }
+  }
+
+  @Test
+  void anEvictedTopicIsHeldDownThenAcceptedAgain() {
+    String topic = "cluster/holddown";
+    try (Participant onA = join(a, topic, "read", "write");
+        Participant onB = join(b, topic, "read", "write")) {
+      assertEquals(4001, onA.awaitClose(Duration.ofSeconds(5)), "a gave the topic to b");
+      long evicted = System.nanoTime();
+      Participant.Refused refused =
+          org.junit.jupiter.api.Assertions.assertThrows(Participant.Refused.class, () -> join(a, topic, "read", "write"));
+      assertEquals(503, refused.status, "a refuses the topic during hold-down");
+      Participant[] back = new Participant[1];
+      Waits.await(
+          "a accepts the topic again after its hold-down",
+          HOLD_DOWN.plusSeconds(5),
+          () -> {
+            try {
+              back[0] = join(a, topic, "read", "write");
+              return true;
+            } catch (Participant.Refused stillHeld) {
+              return false;
+            }
+          });
+      long heldMillis = (System.nanoTime() - evicted) / 1_000_000;
+      back[0].close();
+      assertTrue(heldMillis >= HOLD_DOWN.toMillis() - 200, "held down for " + heldMillis + " ms");
+    }
+  }
+
+  @Test
+  void metricsCountClaimsEvictionsAndTraffic() {
+    try (Participant onA = join(a, "cluster/metrics", "read", "write");
+        Participant onB = join(b, "cluster/metrics", "read", "write")) {
+      assertEquals(4001, onA.awaitClose(Duration.ofSeconds(5)));
+      try (Participant second = join(b, "cluster/metrics", "read", "write")) {
+        second.sendText("counted");
+        onB.next();
+      }
+    }
+    assertTrue(a.metric("relay_evictions_total") >= 1, "a counted its eviction");
+    assertTrue(b.metric("relay_claims_total") >= 1, "b counted its claim");
+    assertTrue(b.metric("relay_frames_in_total") >= 1, "b counted the frame in");
+    assertTrue(b.metric("relay_frames_out_total") >= 1, "b counted the frame out");
+    assertEquals(3.0, a.metric("relay_cluster_members"), "a sees three members");
+    String names = a.metrics();
+    for (String name :
+        List.of(
+            "relay_connections", "relay_topics", "relay_bytes_in_total", "relay_bytes_out_total",
+            "relay_frames_dropped_total", "relay_holddown_refusals_total", "relay_codes_issued_total",
+            "relay_codes_refused_total", "relay_denies_total", "relay_flapping_total")) {
+      assertTrue(names.contains("# TYPE " + name.replaceAll("_total$", "")), name + " is exposed");
+    }
+  }
+
+  @Test
+  void statusOnAnyNodeReportsTheConnectionsOfEveryNode() {
+    for (TestNode node : List.of(a, b, c)) {
+      assertEquals(Set.of(a.address(), b.address(), c.address()), nodesInStatus(node));
+    }
+    JsonNode report = new AccessClient(b).get("/status", Tokens.admin("relay:stats")).body().get(0);
+    for (String field : List.of("topic", "node", "can_read", "can_write", "connected_at", "expires_at", "remote_addr", "user_agent", "scopes", "stats")) {
+      assertTrue(report.has(field), "a report has " + field + ": " + report);
+    }
+  }
+}

@@ -1,0 +1,50 @@
+package io.relay.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A node that joins a running cluster redeems codes issued before it existed; a node asked to
+ * leave turns unready first, closes its clients with 1001, leaves and stops.
+ */
+class JoinAndDrainTest {
+  private static final Duration DRAIN_DELAY = Duration.ofSeconds(1);
+
+  @Test
+  void aLateJoinerRedeemsEarlierCodesThenDrainsCleanlyWhenAskedToLeave() throws Exception {
+    try (TestNode first = TestNode.start()) {
+      String token = Tokens.session("late/topic", "read", "write");
+      String issuedBeforeJoin = new AccessClient(first).relayUri("late/topic", token);
+
+      TestNode late = TestNode.joining(first, Map.of("relay.drain-delay", DRAIN_DELAY.toMillis() + "ms"));
+      try {
+        String onLate = issuedBeforeJoin.replace(":" + first.relayPort + "/", ":" + late.relayPort + "/");
+        Participant client = Participant.connect(onLate);
+
+        first.leave(late);
+        long asked = System.nanoTime();
+        long[] unreadyAt = new long[1];
+        Waits.await("the leaving node's /ready turns false", Duration.ofSeconds(5), () -> {
+          unreadyAt[0] = System.nanoTime();
+          return late.readyStatus() != 200;
+        });
+        assertTrue(!client.isClosed(), "/ready turned false before any client was closed");
+        assertEquals(1001, client.awaitClose(Duration.ofSeconds(15)), "clients of a draining node get 1001");
+        long closedAt = System.nanoTime();
+        assertTrue(closedAt - unreadyAt[0] >= DRAIN_DELAY.toNanos() / 2, "clients were closed only after the drain delay");
+        late.system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        System.out.printf(
+            "leave: unready after %d ms, clients closed after %d ms, node stopped after %d ms%n",
+            (unreadyAt[0] - asked) / 1_000_000, (closedAt - asked) / 1_000_000, (System.nanoTime() - asked) / 1_000_000);
+        Waits.await("the cluster no longer lists the node that left", Duration.ofSeconds(15), () -> first.memberCount() == 1);
+      } finally {
+        late.close();
+      }
+    }
+  }
+}
