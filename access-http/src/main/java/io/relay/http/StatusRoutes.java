@@ -6,12 +6,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
@@ -19,11 +23,12 @@ import org.apache.pekko.http.javadsl.server.Route;
 
 /**
  * {@code GET /status}: the connection reports of every relay node in the cluster, for holders of
- * the relay:stats scope. Nodes that do not answer in time are named in {@code
- * X-Relay-Missing-Nodes}, never silently left out.
+ * the relay:stats scope. Relay members that do not answer in time (or cannot be asked) are named
+ * in {@code X-Relay-Missing-Nodes}, never silently left out.
  */
 final class StatusRoutes extends AllDirectives {
   static final String MISSING_NODES = "X-Relay-Missing-Nodes";
+  private static final Set<MemberStatus> SERVING = Set.of(MemberStatus.up(), MemberStatus.weaklyUp());
 
   private final AccessGuard guard;
   private final ActorSystem<?> system;
@@ -59,6 +64,20 @@ final class StatusRoutes extends AllDirectives {
         .thenCompose(listing -> collect(listing.getServiceInstances(TopicRegistry.STATUS_KEY)));
   }
 
+  /**
+   * Relay nodes the cluster lists as serving: a node the receptionist no longer offers (for
+   * example while unreachable) is then reported missing instead of silently left out.
+   */
+  private Set<String> relayMembers() {
+    Set<String> members = new TreeSet<>();
+    for (Member member : Cluster.get(system).state().getMembers()) {
+      if (member.hasRole("relay") && SERVING.contains(member.status())) {
+        members.add(member.address().toString());
+      }
+    }
+    return members;
+  }
+
   private CompletionStage<HttpResponse> collect(Set<ActorRef<TopicRegistry.Command>> registries) {
     List<CompletableFuture<TopicRegistry.NodeReport>> asks = new ArrayList<>();
     for (ActorRef<TopicRegistry.Command> registry : registries) {
@@ -72,12 +91,13 @@ final class StatusRoutes extends AllDirectives {
         .thenApply(
             done -> {
               List<ConnectionReport> reports = new ArrayList<>();
-              List<String> missing = new ArrayList<>();
+              Set<String> missing = new TreeSet<>(relayMembers());
               for (CompletableFuture<TopicRegistry.NodeReport> ask : asks) {
                 TopicRegistry.NodeReport report = ask.join();
                 if (report.connections() == null) {
                   missing.add(report.node());
                 } else {
+                  missing.remove(report.node());
                   reports.addAll(report.connections());
                 }
               }

@@ -21,7 +21,7 @@ final class AccessClient {
   }
 
   /** A JSON answer. */
-  record Answer(int status, JsonNode body) {}
+  record Answer(int status, JsonNode body, java.net.http.HttpHeaders headers) {}
 
   Answer post(String path, String authorization) {
     return send(HttpRequest.newBuilder(node.access(path)).POST(HttpRequest.BodyPublishers.noBody()), authorization);
@@ -48,7 +48,7 @@ final class AccessClient {
       HttpResponse<String> response =
           http.send(request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
       String body = response.body();
-      return new Answer(response.statusCode(), body.isEmpty() ? null : JSON.readTree(body));
+      return new Answer(response.statusCode(), body.isEmpty() ? null : JSON.readTree(body), response.headers());
     } catch (IOException e) {
       throw new AssertionError("access API call failed", e);
     } catch (InterruptedException e) {

@@ -49,6 +49,8 @@ final class TestNode implements AutoCloseable {
     settings.putAll(overrides);
     settings.put("pekko.cluster.jmx.enabled", "off");
     settings.put("pekko.log-dead-letters-during-shutdown", "off");
+    // several nodes share this JVM's two cores: tolerate the pauses that causes
+    settings.put("pekko.cluster.failure-detector.acceptable-heartbeat-pause", "10s");
     Config config = ConfigFactory.parseMap(settings);
     this.system = RelayNode.start(RelayNode.load(config));
   }
