@@ -1,5 +1,6 @@
 package io.relay.topic;
 
+import io.relay.ws.CloseCodes;
 import io.relay.ws.OutboundQueue;
 import io.relay.ws.WsFrames;
 import java.time.Instant;
@@ -75,12 +76,16 @@ public final class Connection {
     this.topicActor = topicActor;
   }
 
-  /** Asks the connection's stream to close with this code; the first request wins. */
+  /**
+   * Asks the connection's stream to close with this code; the first request wins. Moves and drains
+   * (4001, 1001) first deliver what is already queued; every other close is immediate.
+   */
   void close(int code, String reason) {
     if (closeCode == 0) {
       closeCode = code;
     }
-    outbound.close(WsFrames.close(code, reason));
+    boolean graceful = code == CloseCodes.TOPIC_MOVED || code == CloseCodes.GOING_AWAY;
+    outbound.close(WsFrames.close(code, reason), graceful);
   }
 
   /** Called by the connection's stream when it starts. */

@@ -34,6 +34,7 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
   private static final FrameStart PING = WsFrames.frame(WsFrames.PING, ByteString.emptyByteString());
   private static final String PING_TIMER = "ping";
   private static final String CLOSE_TIMER = "close";
+  private static final String FLUSH_TIMER = "flush";
   private static final int NO_MESSAGE = -1;
 
   private final Inlet<FrameEvent> in = Inlet.create("Connection.in");
@@ -64,6 +65,7 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
     private FrameStart pendingControl;
     private boolean completeAfterControl;
     private boolean closeSent;
+    private boolean flushTimerStarted;
     private boolean discarding;
     private String endReason = "disconnected";
     private long lastOutNanos = System.nanoTime();
@@ -292,6 +294,10 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
     }
 
     private void onWake() {
+      if (!flushTimerStarted && !closeSent && connection.outbound().isClosing()) {
+        flushTimerStarted = true;
+        scheduleOnce(FLUSH_TIMER, settings.closeTimeout());
+      }
       if (isAvailable(out)) {
         onPull();
       }
@@ -301,6 +307,16 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
     public void onTimer(Object key) {
       if (CLOSE_TIMER.equals(key)) {
         completeStage();
+      } else if (FLUSH_TIMER.equals(key)) {
+        if (!closeSent) {
+          // the reader did not take what was queued in time: drop it and close now
+          connection.outbound().discardPending();
+          if (isAvailable(out)) {
+            onPull();
+          } else {
+            completeStage();
+          }
+        }
       } else if (PING_TIMER.equals(key)) {
         long idle = System.nanoTime() - lastOutNanos;
         if (idle >= settings.pingInterval().toNanos() / 2

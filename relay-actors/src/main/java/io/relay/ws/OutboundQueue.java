@@ -8,10 +8,11 @@ import org.apache.pekko.http.impl.engine.ws.FrameStart;
  * connection's own stream.
  *
  * <p>It never blocks or slows a writer: past {@code maxMessages} or {@code maxBytes} the oldest
- * queued frames are dropped and counted (the newest frame is always kept). A close request
- * discards what is queued and is delivered next. The drain side registers a wake-up that is run
+ * queued frames are dropped and counted (the newest frame is always kept). A close request either
+ * discards what is queued and is delivered next, or (a graceful close) lets what is already queued
+ * go first; either way nothing is queued after it. The drain side registers a wake-up that is run
  * once when a frame arrives at an empty queue it is waiting on, so a busy connection costs no
- * cross-thread signal per frame.
+ * cross-thread signal per frame; a close request always wakes it.
  */
 public final class OutboundQueue {
   private final int maxMessages;
@@ -20,6 +21,7 @@ public final class OutboundQueue {
   private long bytes;
   private long dropped;
   private FrameStart closeFrame;
+  private boolean flushFirst;
   private boolean closed;
   private boolean waiting;
   private Runnable wakeup;
@@ -56,21 +58,36 @@ public final class OutboundQueue {
     return droppedNow;
   }
 
-  /** Asks for the connection to be closed with this frame, dropping what is still queued. */
-  public void close(FrameStart frame) {
+  /**
+   * Asks for the connection to be closed with this frame.
+   *
+   * @param flush true to send what is already queued first, false to drop it
+   */
+  public void close(FrameStart frame, boolean flush) {
     Runnable toWake;
     synchronized (this) {
       if (closeFrame != null || closed) {
         return;
       }
       closeFrame = frame;
-      frames.clear();
-      bytes = 0;
-      toWake = takeWakeup();
+      flushFirst = flush;
+      if (!flush) {
+        frames.clear();
+        bytes = 0;
+      }
+      waiting = false;
+      toWake = wakeup;
     }
     if (toWake != null) {
       toWake.run();
     }
+  }
+
+  /** Gives up flushing a graceful close: what is still queued is dropped, the close goes next. */
+  public synchronized void discardPending() {
+    frames.clear();
+    bytes = 0;
+    flushFirst = false;
   }
 
   /**
@@ -78,7 +95,7 @@ public final class OutboundQueue {
    * with {@link #attach} runs once the next frame or close arrives.
    */
   public synchronized FrameStart poll() {
-    if (closeFrame != null) {
+    if (closeFrame != null && (!flushFirst || frames.isEmpty())) {
       FrameStart close = closeFrame;
       closeFrame = null;
       closed = true;

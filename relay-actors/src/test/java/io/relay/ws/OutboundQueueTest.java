@@ -50,10 +50,33 @@ class OutboundQueueTest {
     OutboundQueue queue = new OutboundQueue(10, 1 << 20);
     queue.offer(frame(1));
     FrameStart close = WsFrames.close(CloseCodes.BOOKING_DENIED, "denied");
-    queue.close(close);
+    queue.close(close, false);
     queue.offer(frame(1));
     assertSame(close, queue.poll());
     assertNull(queue.poll(), "nothing is sent after the close frame");
+  }
+
+  @Test
+  void gracefulCloseSendsWhatIsQueuedFirst() {
+    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    FrameStart queued = frame(1);
+    queue.offer(queued);
+    FrameStart close = WsFrames.close(CloseCodes.TOPIC_MOVED, "moved");
+    queue.close(close, true);
+    queue.offer(frame(1));
+    assertSame(queued, queue.poll(), "the frame queued before the close goes first");
+    assertSame(close, queue.poll());
+    assertNull(queue.poll(), "nothing offered after the close is sent");
+  }
+
+  @Test
+  void aCloseAlwaysWakesTheDrainSide() {
+    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    AtomicInteger wakeups = new AtomicInteger();
+    queue.attach(wakeups::incrementAndGet);
+    queue.offer(frame(1));
+    queue.close(WsFrames.close(CloseCodes.GOING_AWAY, "draining"), true);
+    assertEquals(2, wakeups.get(), "woken for the close even though frames were already pending");
   }
 
   @Test

@@ -1,0 +1,103 @@
+package io.relay.harness;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** A process the harness started: its log, its pid, and signals sent to it by pid. */
+public final class ManagedProcess implements AutoCloseable {
+  private final String name;
+  private final Process process;
+  private final Path log;
+
+  private ManagedProcess(String name, Process process, Path log) {
+    this.name = name;
+    this.process = process;
+    this.log = log;
+  }
+
+  /** Starts {@code command} with extra environment variables, its output going to {@code log}. */
+  public static ManagedProcess start(String name, List<String> command, Map<String, String> env, Path log) {
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    builder.environment().keySet().removeIf(key -> key.startsWith("RELAY_"));
+    builder.environment().putAll(env);
+    try {
+      return new ManagedProcess(name, builder.start(), log);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start " + name + " (" + command.get(0) + ")", e);
+    }
+  }
+
+  public long pid() {
+    return process.pid();
+  }
+
+  public Path log() {
+    return log;
+  }
+
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  /** Sends a signal by pid, for example HUP or USR2 to reload a proxy. */
+  public void signal(String signal) {
+    try {
+      Process kill = new ProcessBuilder("kill", "-s", signal, String.valueOf(process.pid())).start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -s " + signal + " " + name + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** SIGTERM. */
+  public void terminate() {
+    process.destroy();
+  }
+
+  /** SIGKILL. */
+  public void kill() {
+    process.destroyForcibly();
+  }
+
+  /** Waits for the process to exit; returns its exit status. */
+  public int awaitExit(Duration timeout) {
+    try {
+      if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        throw new AssertionError(name + " did not exit within " + timeout + " (log: " + log + ")");
+      }
+      return process.exitValue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Kills the process (and what it started) if it still runs. */
+  @Override
+  public void close() {
+    process.descendants().forEach(ProcessHandle::destroyForcibly);
+    if (process.isAlive()) {
+      process.destroyForcibly();
+      try {
+        process.waitFor(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return name + " (pid " + process.pid() + ")";
+  }
+}

@@ -1,0 +1,131 @@
+package io.relay.harness;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** One relay node JVM started from the built jar, on its own loopback ports. */
+public final class NodeProcess implements AutoCloseable {
+  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+  public final String name;
+  public final int accessPort = Ports.free();
+  public final int relayPort = Ports.free();
+  public final int managementPort = Ports.free();
+  public final int remotePort = Ports.free();
+  private final ManagedProcess process;
+
+  /**
+   * @param seeds cluster addresses to join; empty to form a new cluster
+   * @param relayUrl the public relay URL written into codes' URIs (the proxy's relay port)
+   * @param extraEnv further RELAY_* settings
+   * @param jvmProperties -D settings, for Pekko keys that have no RELAY_* variable
+   */
+  NodeProcess(
+      HarnessConfig config,
+      String name,
+      List<String> seeds,
+      String relayUrl,
+      Map<String, String> extraEnv,
+      Map<String, String> jvmProperties) {
+    this.name = name;
+    Map<String, String> env = new HashMap<>();
+    env.put("RELAY_SECRET", HarnessConfig.SECRET);
+    env.put("RELAY_AUDIENCE", HarnessConfig.AUDIENCE);
+    env.put("RELAY_HOST", "127.0.0.1");
+    env.put("RELAY_PORT_ACCESS", String.valueOf(accessPort));
+    env.put("RELAY_PORT_RELAY", String.valueOf(relayPort));
+    env.put("RELAY_PORT_MANAGEMENT", String.valueOf(managementPort));
+    env.put("RELAY_PORT_REMOTE", String.valueOf(remotePort));
+    env.put("RELAY_URL", relayUrl);
+    env.put("RELAY_SEED_NODES", String.join(",", seeds));
+    env.putAll(extraEnv);
+    List<String> command = new ArrayList<>(List.of(javaBinary(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+    jvmProperties.forEach((key, value) -> command.add("-D" + key + "=" + value));
+    command.addAll(List.of("-jar", config.jar().toAbsolutePath().toString()));
+    Path log = config.workDir().resolve(name + "-" + remotePort + ".log");
+    this.process = ManagedProcess.start(name, command, env, log);
+  }
+
+  private static String javaBinary() {
+    return ProcessHandle.current().info().command().orElse("java");
+  }
+
+  /** This node's cluster address. */
+  public String address() {
+    return "pekko://relay@127.0.0.1:" + remotePort;
+  }
+
+  public ManagedProcess process() {
+    return process;
+  }
+
+  public boolean isReady() {
+    return status("/ready") == 200;
+  }
+
+  /** Waits until {@code /ready} answers 200. */
+  public long awaitReady(Duration timeout) {
+    return Await.until(name + " is ready (log: " + process.log() + ")", timeout, () -> {
+      if (!process.isAlive()) {
+        throw new AssertionError(name + " exited while starting; see " + process.log());
+      }
+      return isReady();
+    });
+  }
+
+  /** A counter or gauge from {@code /metrics}, 0 when absent or unreachable. */
+  public double metric(String sample) {
+    String body = get("/metrics");
+    for (String line : body.split("\n")) {
+      if (line.startsWith(sample + " ")) {
+        return Double.parseDouble(line.substring(sample.length() + 1).trim());
+      }
+    }
+    return 0;
+  }
+
+  private int status(String path) {
+    try {
+      return HTTP.send(request(path), HttpResponse.BodyHandlers.discarding()).statusCode();
+    } catch (IOException e) {
+      return -1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private String get(String path) {
+    try {
+      return HTTP.send(request(path), HttpResponse.BodyHandlers.ofString()).body();
+    } catch (IOException e) {
+      return "";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private HttpRequest request(String path) {
+    return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + path)).timeout(Duration.ofSeconds(5)).build();
+  }
+
+  @Override
+  public void close() {
+    process.close();
+  }
+
+  @Override
+  public String toString() {
+    return name + "@" + remotePort;
+  }
+}
