@@ -26,7 +26,10 @@ public final class ManagedProcess implements AutoCloseable {
     builder.environment().keySet().removeIf(key -> key.startsWith("RELAY_"));
     builder.environment().putAll(env);
     try {
-      return new ManagedProcess(name, builder.start(), log);
+      Process process = builder.start();
+      // even if the test JVM is stopped before close(), nothing it started outlives it
+      Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "kill-" + name + "-" + process.pid()));
+      return new ManagedProcess(name, process, log);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start " + name + " (" + command.get(0) + ")", e);
     }

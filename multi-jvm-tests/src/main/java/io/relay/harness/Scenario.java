@@ -17,8 +17,7 @@ public final class Scenario {
   private final String name;
   private final String proxy;
   private final Map<String, Object> extra = new HashMap<>();
-  private double claimsAtStart;
-  private double evictionsAtStart;
+  private final Map<String, double[]> atStart = new HashMap<>();
   private double claims;
   private double evictions;
   private long convergenceMs = -1;
@@ -32,18 +31,23 @@ public final class Scenario {
 
   /** Reads the claim and eviction counters of {@code nodes} before the event. */
   public void countersBefore(List<NodeProcess> nodes) {
-    claimsAtStart = sum(nodes, "relay_claims_total");
-    evictionsAtStart = sum(nodes, "relay_evictions_total");
+    for (NodeProcess node : nodes) {
+      atStart.put(node.address(), new double[] {node.metric("relay_claims_total"), node.metric("relay_evictions_total")});
+    }
   }
 
-  /** Reads them again after the event; nodes that died take their counts with them. */
+  /**
+   * Adds up, over {@code nodes}, what their counters grew by since {@link #countersBefore}
+   * (everything, for nodes started since); nodes that are gone take their counts with them.
+   */
   public void countersAfter(List<NodeProcess> nodes) {
-    claims = sum(nodes, "relay_claims_total") - claimsAtStart;
-    evictions = sum(nodes, "relay_evictions_total") - evictionsAtStart;
-  }
-
-  private static double sum(List<NodeProcess> nodes, String metric) {
-    return nodes.stream().mapToDouble(n -> n.metric(metric)).sum();
+    claims = 0;
+    evictions = 0;
+    for (NodeProcess node : nodes) {
+      double[] start = atStart.getOrDefault(node.address(), new double[2]);
+      claims += node.metric("relay_claims_total") - start[0];
+      evictions += node.metric("relay_evictions_total") - start[1];
+    }
   }
 
   public long claims() {
