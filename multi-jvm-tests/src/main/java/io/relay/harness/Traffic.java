@@ -58,11 +58,14 @@ public final class Traffic implements AutoCloseable {
   }
 
   private final HttpClient http = HttpClient.newHttpClient();
-  private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(4);
+  /** Runs the clients' reconnects; never blocked by a writer waiting on a slow send. */
+  private final ScheduledExecutorService clients = Executors.newScheduledThreadPool(2);
+  /** Paces the writers. */
+  private final ScheduledExecutorService senders = Executors.newScheduledThreadPool(4);
   private final String accessUrl;
   private final URI relayBase;
   private final Map<String, Topic> topics = new LinkedHashMap<>();
-  private final List<ScheduledFuture<?>> senders = new ArrayList<>();
+  private final List<ScheduledFuture<?>> sending = new ArrayList<>();
 
   /** Traffic that reaches the relay wherever the returned URIs point. */
   public Traffic(String accessUrl) {
@@ -90,7 +93,7 @@ public final class Traffic implements AutoCloseable {
 
   /** A participant of this traffic's access URL and ingress. */
   public Participant participant(String topic, String name, String bookingId, String... scopes) {
-    return new Participant(name, http, scheduler, accessUrl, relayBase, topic, Tokens.session(topic, bookingId, scopes));
+    return new Participant(name, http, clients, accessUrl, relayBase, topic, Tokens.session(topic, bookingId, scopes));
   }
 
   /** Connects everyone and waits until all are connected. */
@@ -114,15 +117,22 @@ public final class Traffic implements AutoCloseable {
   /** Every writer sends one frame every {@code period}. */
   public void startSending(Duration period) {
     for (Topic topic : topics.values()) {
-      senders.add(scheduler.scheduleAtFixedRate(topic::sendOne, 0, period.toMillis(), TimeUnit.MILLISECONDS));
+      sending.add(senders.scheduleAtFixedRate(topic::sendOne, 0, period.toMillis(), TimeUnit.MILLISECONDS));
     }
   }
 
   /** Stops sending and waits until connected readers have received what was sent to them. */
   public void stopSending(Duration settle) {
-    senders.forEach(s -> s.cancel(false));
-    senders.clear();
+    sending.forEach(s -> s.cancel(false));
+    sending.clear();
     Await.pause(settle.toMillis());
+  }
+
+  /** How often connection attempts were refused, by HTTP status (0: no answer). */
+  public Map<Integer, Long> refusals() {
+    Map<Integer, Long> counts = new java.util.TreeMap<>();
+    topics.values().forEach(t -> t.participants().forEach(p -> p.refusals().forEach(s -> counts.merge(s, 1L, Long::sum))));
+    return counts;
   }
 
   public Map<String, Topic> topics() {
@@ -136,8 +146,9 @@ public final class Traffic implements AutoCloseable {
 
   @Override
   public void close() {
-    senders.forEach(s -> s.cancel(true));
+    sending.forEach(s -> s.cancel(true));
     topics.values().forEach(t -> t.participants().forEach(Participant::close));
-    scheduler.shutdownNow();
+    senders.shutdownNow();
+    clients.shutdownNow();
   }
 }

@@ -43,6 +43,7 @@ class CrashIT {
 
       scenario.put("topics_on_dead_node", hosted);
       scenario.put("dead_node_removed_after_ms", removed);
+      scenario.put("refusals_by_status", traffic.refusals());
       Delivery.Summary delivery = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE);
       scenario.delivery(delivery);
       ScenarioAssertions.deliveredAsPromised(delivery);

@@ -45,6 +45,7 @@ class RollingRestartIT {
       traffic.stopSending(Duration.ofSeconds(1));
       scenario.countersAfter(cluster.running());
 
+      scenario.put("refusals_by_status", traffic.refusals());
       Delivery.Summary delivery = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE);
       scenario.delivery(delivery);
       ScenarioAssertions.deliveredAsPromised(delivery);

@@ -59,6 +59,7 @@ class ScaleDownIT {
       scenario.put("node_exited_after_ms", stopped);
       scenario.put("topics_on_leaving_node", itsTopics.size());
       scenario.put("clients_closed_with_1001", closedWith1001);
+      scenario.put("refusals_by_status", traffic.refusals());
       Delivery.Summary delivery = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE);
       scenario.delivery(delivery);
       ScenarioAssertions.deliveredAsPromised(delivery);

@@ -43,6 +43,7 @@ class ScaleUpIT {
       ClusterView.Snapshot end = ClusterView.status(proxy.accessUrl());
       long onNewNode = end.nodesByTopic().values().stream().filter(n -> n.contains(added.address())).count();
       scenario.put("topics_moved_to_new_node", onNewNode);
+      scenario.put("refusals_by_status", traffic.refusals());
       Delivery.Summary delivery = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE);
       scenario.delivery(delivery);
       ScenarioAssertions.deliveredAsPromised(delivery);
