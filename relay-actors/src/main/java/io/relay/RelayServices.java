@@ -3,6 +3,7 @@ package io.relay;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyList;
 import io.relay.metrics.RelayMetrics;
+import io.relay.status.ClusterStatus;
 import io.relay.topic.ConnectionDirectory;
 import io.relay.topic.TopicRegistry;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -17,6 +18,7 @@ public record RelayServices(
     ActorRef<CodeStore.Command> codes,
     ActorRef<DenyList.Command> denyList,
     ActorRef<TopicRegistry.Command> registry,
+    ActorRef<ClusterStatus.Gather> clusterStatus,
     ConnectionDirectory directory,
     RelayMetrics metrics,
     String node) {}

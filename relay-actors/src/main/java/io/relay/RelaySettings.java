@@ -20,6 +20,7 @@ import java.time.Duration;
  * @param claims the claim and hold-down timings
  * @param drainSpread how long a draining node takes to close all its connections with 1001
  * @param statusTimeout how long a cluster-wide status waits for each node's reports
+ * @param statsEvery how often participants of the stats topic receive the cluster's reports
  */
 public record RelaySettings(
     int bufferSize,
@@ -34,7 +35,8 @@ public record RelaySettings(
     Duration denySweepInterval,
     Claims claims,
     Duration drainSpread,
-    Duration statusTimeout) {
+    Duration statusTimeout,
+    Duration statsEvery) {
 
   /**
    * Claim timings.
@@ -75,6 +77,7 @@ public record RelaySettings(
             r.duration("relay.claims.max-hold-down"),
             r.duration("relay.claims.flap-window")),
         r.duration("relay.drain-spread"),
-        r.duration("relay.status-timeout"));
+        r.duration("relay.status-timeout"),
+        r.duration("relay.stats-every"));
   }
 }

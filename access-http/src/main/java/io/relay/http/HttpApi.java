@@ -13,7 +13,6 @@ import org.apache.pekko.http.javadsl.server.Route;
 public final class HttpApi extends AllDirectives {
   private final HttpSettings settings;
   private final RelayServices services;
-  private final ActorSystem<?> system;
   private final Scheduler scheduler;
   private final BooleanSupplier draining;
 
@@ -23,7 +22,6 @@ public final class HttpApi extends AllDirectives {
   public HttpApi(HttpSettings settings, RelayServices services, ActorSystem<?> system, BooleanSupplier draining) {
     this.settings = settings;
     this.services = services;
-    this.system = system;
     this.scheduler = system.scheduler();
     this.draining = draining;
   }
@@ -44,7 +42,12 @@ public final class HttpApi extends AllDirectives {
                 .route(),
             new BidsRoutes(guard, settings, services.denyList(), services.metrics(), scheduler)
                 .route(),
-            new StatusRoutes(guard, system, settings.askTimeout(), services.settings().statusTimeout()).route());
+            new StatusRoutes(
+                    guard,
+                    services.clusterStatus(),
+                    services.settings().statusTimeout().multipliedBy(3),
+                    scheduler)
+                .route());
     return routes.seal(jsonRejections(), jsonExceptions());
   }
 

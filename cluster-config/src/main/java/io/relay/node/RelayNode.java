@@ -2,6 +2,7 @@ package io.relay.node;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
 import io.relay.RelayServices;
@@ -13,6 +14,7 @@ import io.relay.http.HttpServer;
 import io.relay.http.HttpSettings;
 import io.relay.http.TlsContext;
 import io.relay.metrics.RelayMetrics;
+import io.relay.status.ClusterStatus;
 import io.relay.topic.Cancel;
 import io.relay.topic.ClaimAnnouncement;
 import io.relay.topic.ConnectionDirectory;
@@ -23,6 +25,8 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -39,13 +43,15 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.http.javadsl.HttpsConnectionContext;
 import org.apache.pekko.cluster.typed.Join;
+import org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap;
 import org.apache.pekko.management.javadsl.PekkoManagement;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A relay node: its configuration, its guardian (codes, deny list, topics, HTTP servers,
- * management) and how it joins its cluster.
+ * management) and how it joins its cluster: alone, through seed nodes, or through Cluster
+ * Bootstrap when a discovery method is set.
  */
 public final class RelayNode {
   private static final Logger LOG = LoggerFactory.getLogger(RelayNode.class);
@@ -82,6 +88,7 @@ public final class RelayNode {
         ConfigFactory.empty()
             .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(node.seedNodes()))
             .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(node.roles()))
+            .withValue("pekko.cluster.app-version", ConfigValueFactory.fromAnyRef(node.appVersion()))
             .withValue(
                 "pekko.coordinated-shutdown.phases.before-service-unbind.timeout",
                 millis(node.drainDelay().plus(PHASE_MARGIN)))
@@ -89,7 +96,43 @@ public final class RelayNode {
                 "pekko.coordinated-shutdown.phases.service-unbind.timeout",
                 millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
     Optional<HttpsConnectionContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
-    return new Settings(cluster.withFallback(loaded), node, http, relay, tls);
+    return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, relay, tls);
+  }
+
+  /**
+   * Cluster Bootstrap's settings for the chosen discovery method: the contact points are the
+   * nodes' management endpoints, found by the pod label selector (kubernetes-api) or listed
+   * (config).
+   */
+  private static Config bootstrapConfig(NodeSettings node) {
+    if (node.discovery().isEmpty()) {
+      return ConfigFactory.empty();
+    }
+    NodeSettings.Bootstrap bootstrap = node.bootstrap();
+    Config config =
+        ConfigFactory.empty()
+            .withValue("pekko.discovery.method", ConfigValueFactory.fromAnyRef(node.discovery()))
+            .withValue(
+                "pekko.management.cluster.bootstrap.contact-point-discovery.service-name",
+                ConfigValueFactory.fromAnyRef(bootstrap.serviceName()))
+            .withValue(
+                "pekko.management.cluster.bootstrap.contact-point-discovery.required-contact-point-nr",
+                ConfigValueFactory.fromAnyRef(bootstrap.requiredContactPoints()));
+    if (node.discovery().equals(NodeSettings.KUBERNETES_API)) {
+      return config.withValue(
+          "pekko.discovery.kubernetes-api.pod-label-selector", ConfigValueFactory.fromAnyRef(bootstrap.labelSelector()));
+    }
+    List<Map<String, Object>> endpoints =
+        bootstrap.endpoints().stream()
+            .map(e -> Map.<String, Object>of("host", e.host(), "port", e.port()))
+            .toList();
+    // the listed ports are management ports and may share one host, so none are filtered out
+    return config
+        .withValue(
+            ConfigUtil.joinPath("pekko", "discovery", "config", "services", bootstrap.serviceName(), "endpoints"),
+            ConfigValueFactory.fromIterable(endpoints))
+        .withValue(
+            "pekko.management.cluster.bootstrap.contact-point.filter-on-fallback-port", ConfigValueFactory.fromAnyRef(false));
   }
 
   /** Starts a node; it joins its cluster and binds its servers in the background. */
@@ -115,6 +158,9 @@ public final class RelayNode {
           RelayServices services = spawnServices(context, settings.relay(), state, node);
           context.spawn(LeaveWatcher.create(), "leave-watcher");
           PekkoManagement.get(system.classicSystem()).start();
+          if (!settings.node().discovery().isEmpty()) {
+            ClusterBootstrap.get(system.classicSystem()).start();
+          }
           bindServers(system, settings, services, state);
           registerDrain(system, settings, services, state);
           return Behaviors.empty();
@@ -129,10 +175,12 @@ public final class RelayNode {
         context.spawn(Topic.create(ClaimAnnouncement.class, "relay-claims"), "claims-channel");
     ActorRef<Topic.Command<Cancel>> cancels =
         context.spawn(Topic.create(Cancel.class, "relay-cancels"), "cancels-channel");
+    ActorRef<ClusterStatus.Gather> clusterStatus =
+        context.spawn(ClusterStatus.create(relay.statusTimeout()), "cluster-status");
     ActorRef<TopicRegistry.Command> registry =
         context.spawn(
             TopicRegistry.create(
-                new TopicActor.Context(relay, metrics, directory, node),
+                new TopicActor.Context(relay, metrics, directory, node, clusterStatus),
                 new TopicRegistry.Channels(claims, cancels),
                 System::currentTimeMillis),
             "topics");
@@ -149,7 +197,7 @@ public final class RelayNode {
         "relay_cluster_members",
         "Members of the cluster as this node sees them",
         () -> cluster.state().getMembers().spliterator().estimateSize());
-    return new RelayServices(relay, codes, denyList, registry, directory, metrics, node);
+    return new RelayServices(relay, codes, denyList, registry, clusterStatus, directory, metrics, node);
   }
 
   private static void bindServers(

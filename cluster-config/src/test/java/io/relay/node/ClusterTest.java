@@ -28,10 +28,12 @@ import org.junit.jupiter.api.TestInstance;
 class ClusterTest {
   private static final Duration DIGEST = Duration.ofSeconds(1);
   private static final Duration HOLD_DOWN = Duration.ofSeconds(2);
+  private static final Duration STATS_EVERY = Duration.ofSeconds(3);
   private static final Map<String, Object> TIMINGS =
       Map.of(
           "relay.claims.digest-interval", DIGEST.toMillis() + "ms",
-          "relay.claims.hold-down", HOLD_DOWN.toMillis() + "ms");
+          "relay.claims.hold-down", HOLD_DOWN.toMillis() + "ms",
+          "relay.stats-every", STATS_EVERY.toMillis() + "ms");
 
   private TestNode a;
   private TestNode b;
@@ -222,6 +224,36 @@ class ClusterTest {
             "relay_codes_refused_total", "relay_denies_total", "relay_flapping_total")) {
       assertTrue(names.contains("# TYPE " + name.replaceAll("_total$", "")), name + " is exposed");
     }
+  }
+
+  @Test
+  void aStatsParticipantReceivesTheWholeClustersReportsOnScheduleAndOnRequest() throws Exception {
+    try (Participant stats = join(a, "stats", "read", "write")) {
+      JsonNode scheduled = json(stats.next(STATS_EVERY.plusSeconds(2)));
+      assertTrue(reportsOnNodes(scheduled).containsAll(Set.of(a.address(), b.address(), c.address())), "all nodes' connections: " + scheduled);
+      JsonNode report = scheduled.get(0);
+      for (String field : List.of("topic", "canRead", "canWrite", "connected", "expiresAt", "remoteAddr", "userAgent", "scopes", "stats", "node")) {
+        assertTrue(report.has(field), "practable's camelCase field " + field + ": " + report);
+      }
+      assertTrue(report.get("stats").get("tx").has("fps"), "tx stats: " + report);
+      long asked = System.nanoTime();
+      stats.sendText("{\"cmd\":\"update\"}");
+      json(stats.next(Duration.ofSeconds(2)));
+      long answeredMs = (System.nanoTime() - asked) / 1_000_000;
+      assertTrue(answeredMs < STATS_EVERY.toMillis() / 2, "answered the update request in " + answeredMs + " ms, not on schedule");
+      json(stats.next(STATS_EVERY.plusSeconds(2)));
+    }
+  }
+
+  private static JsonNode json(Participant.Frame frame) throws java.io.IOException {
+    assertTrue(frame.text(), "stats arrive as text frames");
+    return new com.fasterxml.jackson.databind.ObjectMapper().readTree(frame.data());
+  }
+
+  private static Set<String> reportsOnNodes(JsonNode reports) {
+    Set<String> nodes = new HashSet<>();
+    reports.forEach(r -> nodes.add(r.get("node").asText()));
+    return nodes;
   }
 
   @Test

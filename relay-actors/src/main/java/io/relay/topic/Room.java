@@ -1,6 +1,7 @@
 package io.relay.topic;
 
 import io.relay.metrics.RelayMetrics;
+import io.relay.status.StatsFrames;
 import org.apache.pekko.http.impl.engine.ws.FrameStart;
 
 /**
@@ -14,10 +15,20 @@ final class Room {
   private static final Connection[] NONE = new Connection[0];
 
   private final RelayMetrics metrics;
+  private final Runnable onUpdateRequest;
   private volatile Connection[] readers = NONE;
 
-  Room(RelayMetrics metrics) {
+  /**
+   * @param onUpdateRequest for the stats topic: run on {@code {"cmd":"update"}}, and messages are
+   *     not relayed; null for every other topic
+   */
+  Room(RelayMetrics metrics, Runnable onUpdateRequest) {
     this.metrics = metrics;
+    this.onUpdateRequest = onUpdateRequest;
+  }
+
+  Connection[] readers() {
+    return readers;
   }
 
   void setReaders(Connection[] readers) {
@@ -26,6 +37,12 @@ final class Room {
 
   /** Offers one message to every reader except its sender. */
   void fanOut(Connection sender, FrameStart frame) {
+    if (onUpdateRequest != null) {
+      if (StatsFrames.isUpdateRequest(frame.data())) {
+        onUpdateRequest.run();
+      }
+      return;
+    }
     long dropped = 0;
     for (Connection reader : readers) {
       if (reader != sender) {

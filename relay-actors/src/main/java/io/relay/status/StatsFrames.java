@@ -1,0 +1,66 @@
+package io.relay.status;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.topic.ConnectionReport;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * The practable-compatible {@code stats} topic's frames: the cluster's connection reports in
+ * practable's camelCase shape (plus {@code node}), and the {@code {"cmd":"update"}} request.
+ */
+public final class StatsFrames {
+  /** The topic whose participants receive the cluster's reports instead of each other's frames. */
+  public static final String STATS_TOPIC = "stats";
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private StatsFrames() {}
+
+  /** Renders the reports as one JSON array. */
+  public static ByteString render(List<ConnectionReport> reports) {
+    List<Map<String, Object>> out = new ArrayList<>();
+    for (ConnectionReport r : reports) {
+      Map<String, Object> report = new LinkedHashMap<>();
+      report.put("topic", r.topic());
+      report.put("canRead", r.canRead());
+      report.put("canWrite", r.canWrite());
+      report.put("connected", r.connectedAt());
+      report.put("expiresAt", r.expiresAt());
+      report.put("remoteAddr", r.remoteAddr());
+      report.put("userAgent", r.userAgent());
+      report.put("scopes", r.scopes());
+      report.put("stats", Map.of("tx", direction(r.stats().tx()), "rx", direction(r.stats().rx())));
+      report.put("node", r.node());
+      out.add(report);
+    }
+    try {
+      return ByteString.fromArrayUnsafe(JSON.writeValueAsBytes(out));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot render stats", e);
+    }
+  }
+
+  private static Map<String, Object> direction(ConnectionReport.Direction d) {
+    return Map.of("last", d.last(), "size", d.size(), "fps", d.fps());
+  }
+
+  /** Whether a message sent on the stats topic is {@code {"cmd":"update"}}. */
+  public static boolean isUpdateRequest(ByteString payload) {
+    if (payload.length() > 1024) {
+      return false;
+    }
+    try {
+      JsonNode command = JSON.readTree(payload.toArray());
+      return command != null && command.isObject() && "update".equals(command.path("cmd").asText());
+    } catch (IOException e) {
+      return false;
+    }
+  }
+}
