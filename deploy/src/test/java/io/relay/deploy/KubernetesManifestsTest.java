@@ -1,0 +1,284 @@
+package io.relay.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HTTPGetAction;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.gatewayapi.v1.HTTPRoute;
+import io.fabric8.kubernetes.api.model.networking.v1.Ingress;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.relay.config.SettingsReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Kubernetes manifests parse as the objects they claim to be, and agree with the node: its
+ * ports, health paths, discovery selector and permissions, drain budget and the ingress hash key.
+ */
+class KubernetesManifestsTest {
+  /** The node drains within this long after SIGTERM (DESIGN.md, section 5). */
+  private static final int DRAIN_BUDGET_SECONDS = 30;
+  private static final Path BASE = Manifests.kubernetes().resolve("base");
+  private static final Path OVERLAYS = Manifests.kubernetes().resolve("overlays");
+  /** The node's own configuration: defaults from application.conf and the reference.conf files. */
+  private static final Config NODE =
+      ConfigFactory.parseResources("application.conf").withFallback(ConfigFactory.defaultReference()).resolve();
+
+  private final List<HasMetadata> base = Manifests.objectsIn(BASE);
+  private final Deployment deployment = Manifests.one(base, Deployment.class, "relay");
+  private final Container container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
+
+  @Test
+  void everyManifestParsesAsATypedKubernetesObject() {
+    Map<String, Class<?>> expected =
+        Map.ofEntries(
+            Map.entry("Deployment", Deployment.class),
+            Map.entry("Service", Service.class),
+            Map.entry("ServiceAccount", ServiceAccount.class),
+            Map.entry("Role", Role.class),
+            Map.entry("RoleBinding", RoleBinding.class),
+            Map.entry("PodDisruptionBudget", PodDisruptionBudget.class),
+            Map.entry("HorizontalPodAutoscaler", HorizontalPodAutoscaler.class),
+            Map.entry("NetworkPolicy", NetworkPolicy.class),
+            Map.entry("Ingress", Ingress.class),
+            Map.entry("HTTPRoute", HTTPRoute.class),
+            // a Kong CRD: no typed model, read generically
+            Map.entry("KongUpstreamPolicy", GenericKubernetesResource.class));
+    List<Path> files = Manifests.manifestFiles(Manifests.kubernetes());
+    assertTrue(files.size() >= 12, "manifests found: " + files);
+    for (Path file : files) {
+      for (HasMetadata object : Manifests.objects(file)) {
+        Class<?> type = expected.get(object.getKind());
+        assertTrue(type != null, file + ": unexpected kind " + object.getKind());
+        assertTrue(type.isInstance(object), file + ": " + object.getKind() + " parsed as " + object.getClass().getName());
+        assertFalse(object.getMetadata().getName() == null || object.getMetadata().getName().isBlank(), file + ": unnamed " + object.getKind());
+      }
+    }
+  }
+
+  @Test
+  void everyKustomizationReferencesFilesThatExistAndTheBaseListsAllOfItsFiles() {
+    for (Path dir : kustomizationDirs()) {
+      JsonNode kustomization = Manifests.yaml(dir.resolve("kustomization.yaml"));
+      assertEquals("Kustomization", kustomization.path("kind").asText(), dir + " kustomization kind");
+      for (JsonNode resource : kustomization.path("resources")) {
+        Path target = dir.resolve(resource.asText()).normalize();
+        assertTrue(Files.isRegularFile(target) || Files.isRegularFile(target.resolve("kustomization.yaml")), dir + ": resource " + resource.asText() + " does not exist");
+      }
+      for (JsonNode patch : kustomization.path("patches")) {
+        if (patch.has("path")) {
+          assertTrue(Files.isRegularFile(dir.resolve(patch.get("path").asText())), dir + ": patch " + patch + " does not exist");
+        }
+        String kind = patch.path("target").path("kind").asText();
+        String name = patch.path("target").path("name").asText();
+        assertTrue(base.stream().anyMatch(o -> o.getKind().equals(kind) && o.getMetadata().getName().equals(name)), dir + ": patch target " + kind + "/" + name + " is not in the base");
+      }
+      for (JsonNode generator : kustomization.path("configMapGenerator")) {
+        if (generator.path("behavior").asText().equals("merge")) {
+          assertEquals("relay-config", generator.path("name").asText(), dir + " merges into the base's config map");
+        }
+      }
+    }
+    Set<String> listed = new HashSet<>();
+    Manifests.yaml(BASE.resolve("kustomization.yaml")).path("resources").forEach(r -> listed.add(r.asText()));
+    Set<String> files = Manifests.manifestFiles(BASE).stream().map(p -> p.getFileName().toString()).collect(Collectors.toSet());
+    assertEquals(files, listed, "the base kustomization lists exactly the base's manifest files");
+  }
+
+  @Test
+  void containerPortsAreTheNodesDefaultsAndTheEnvironmentSetsThem() {
+    Map<String, Integer> ports = container.getPorts().stream().collect(Collectors.toMap(ContainerPort::getName, ContainerPort::getContainerPort));
+    assertEquals(
+        Map.of(
+            "access", NODE.getInt("relay.port-access"),
+            "relay", NODE.getInt("relay.port-relay"),
+            "management", NODE.getInt("relay.port-management"),
+            "remoting", NODE.getInt("relay.port-remote")),
+        ports);
+    Map<String, String> env = env();
+    assertEquals(String.valueOf(ports.get("access")), env.get("RELAY_PORT_ACCESS"));
+    assertEquals(String.valueOf(ports.get("relay")), env.get("RELAY_PORT_RELAY"));
+    assertEquals(String.valueOf(ports.get("management")), env.get("RELAY_PORT_MANAGEMENT"));
+    assertEquals(String.valueOf(ports.get("remoting")), env.get("RELAY_PORT_REMOTE"));
+  }
+
+  @Test
+  void everyRelayVariableTheDeploymentSetsIsASettingOfTheNode() {
+    Set<String> known = NODE.getConfig("relay").entrySet().stream().map(e -> SettingsReader.envVar("relay." + e.getKey())).collect(Collectors.toSet());
+    for (EnvVar var : container.getEnv()) {
+      if (var.getName().startsWith("RELAY_")) {
+        assertTrue(known.contains(var.getName()), var.getName() + " is not a setting of the node");
+      }
+    }
+    EnvVar host = envVar("RELAY_HOST");
+    assertEquals("status.podIP", host.getValueFrom().getFieldRef().getFieldPath(), "Artery binds the pod IP");
+    EnvVar secret = envVar("RELAY_SECRET");
+    assertEquals("relay-secret", secret.getValueFrom().getSecretKeyRef().getName(), "the secret comes from a Secret, never a literal");
+    assertEquals(null, secret.getValue());
+    assertEquals("kubernetes-api", env().get("RELAY_DISCOVERY"));
+    EnvVar appVersion = envVar("RELAY_APP_VERSION");
+    String annotation = appVersion.getValueFrom().getFieldRef().getFieldPath().replaceAll("metadata\\.annotations\\['(.*)'\\]", "$1");
+    assertTrue(deployment.getSpec().getTemplate().getMetadata().getAnnotations().get(annotation).matches("\\d+"), "the pod template carries the app version annotation " + annotation);
+    String javaOptions = env().get("JAVA_TOOL_OPTIONS");
+    assertTrue(javaOptions.contains("-XX:MaxRAMPercentage="), "the heap follows the container's memory limit: " + javaOptions);
+    assertFalse(javaOptions.contains("-Xmx"), "a fixed -Xmx would ignore the memory limit");
+    assertTrue(container.getResources().getLimits().containsKey("memory") && container.getResources().getRequests().containsKey("cpu"));
+  }
+
+  @Test
+  void probesUseTheManagementPortsHealthPaths() {
+    assertProbe(container.getReadinessProbe().getHttpGet(), "/ready");
+    assertProbe(container.getLivenessProbe().getHttpGet(), "/alive");
+    assertProbe(container.getStartupProbe().getHttpGet(), "/alive");
+  }
+
+  private void assertProbe(HTTPGetAction probe, String path) {
+    assertEquals(path, probe.getPath());
+    String port = probe.getPort().getStrVal() != null ? probe.getPort().getStrVal() : String.valueOf(probe.getPort().getIntVal());
+    int number = container.getPorts().stream().filter(p -> p.getName().equals(port) || String.valueOf(p.getContainerPort()).equals(port)).findFirst().orElseThrow().getContainerPort();
+    assertEquals(NODE.getInt("relay.port-management"), number, path + " is probed on the management port");
+  }
+
+  @Test
+  void theDiscoverySelectorMatchesThePodTemplateAndTheRoleGrantsWhatDiscoveryNeeds() {
+    Map<String, String> env = env();
+    String serviceName = env.getOrDefault("RELAY_DISCOVERY_SERVICE_NAME", NODE.getString("relay.discovery-service-name"));
+    String selector = env.getOrDefault("RELAY_DISCOVERY_LABEL_SELECTOR", NODE.getString("relay.discovery-label-selector")).replace("%s", serviceName);
+    Map<String, String> labels = deployment.getSpec().getTemplate().getMetadata().getLabels();
+    for (String term : selector.split(",")) {
+      String[] kv = term.split("=", 2);
+      assertEquals(kv[1], labels.get(kv[0]), "pod template label for selector term " + term);
+    }
+    assertTrue(Integer.parseInt(env.get("RELAY_DISCOVERY_REQUIRED_CONTACT_POINTS")) <= Manifests.one(base, HorizontalPodAutoscaler.class, "relay").getSpec().getMinReplicas(),
+        "a new cluster forms with the autoscaler's minimum of pods");
+
+    Role role = Manifests.one(base, Role.class, "relay-pod-reader");
+    PolicyRule rule = role.getRules().get(0);
+    assertEquals(1, role.getRules().size(), "one rule: least privilege");
+    assertEquals(List.of(""), rule.getApiGroups());
+    assertEquals(List.of("pods"), rule.getResources());
+    assertEquals(Set.of("get", "watch", "list"), Set.copyOf(rule.getVerbs()));
+    RoleBinding binding = Manifests.one(base, RoleBinding.class, "relay-pod-reader");
+    assertEquals("relay-pod-reader", binding.getRoleRef().getName());
+    assertEquals(deployment.getSpec().getTemplate().getSpec().getServiceAccountName(), binding.getSubjects().get(0).getName());
+  }
+
+  @Test
+  void aDrainingNodeIsNeverKilledBeforeItsDrainBudget() {
+    long grace = deployment.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds();
+    assertTrue(grace >= DRAIN_BUDGET_SECONDS, "terminationGracePeriodSeconds " + grace + " covers the " + DRAIN_BUDGET_SECONDS + " s drain");
+    long readinessLag = container.getReadinessProbe().getPeriodSeconds() * (long) container.getReadinessProbe().getFailureThreshold();
+    assertTrue(readinessLag < NODE.getDuration("relay.drain-delay").toSeconds(), "the probe notices unreadiness within the drain delay");
+    assertEquals(0, deployment.getSpec().getStrategy().getRollingUpdate().getMaxUnavailable().getIntVal(), "rollouts replace one node at a time");
+    assertEquals(1, Manifests.one(base, PodDisruptionBudget.class, "relay").getSpec().getMaxUnavailable().getIntVal());
+    HorizontalPodAutoscaler hpa = Manifests.one(base, HorizontalPodAutoscaler.class, "relay");
+    assertTrue(hpa.getSpec().getBehavior().getScaleDown().getStabilizationWindowSeconds() >= 300, "scale-down waits out load dips");
+  }
+
+  @Test
+  void managementAndRemotingStayInsideTheCluster() {
+    NetworkPolicy policy = Manifests.one(base, NetworkPolicy.class, "relay");
+    int management = NODE.getInt("relay.port-management");
+    int remoting = NODE.getInt("relay.port-remote");
+    for (NetworkPolicyIngressRule rule : policy.getSpec().getIngress()) {
+      Set<Integer> ports = rule.getPorts().stream().map(p -> p.getPort().getIntVal()).collect(Collectors.toSet());
+      if (ports.contains(management) || ports.contains(remoting)) {
+        assertFalse(rule.getFrom() == null || rule.getFrom().isEmpty(), "ports " + ports + " are open to a named set of peers only");
+        rule.getFrom().forEach(peer -> assertEquals(null, peer.getIpBlock(), "no IP block reaches management or remoting"));
+      }
+    }
+    for (Service service : base.stream().filter(Service.class::isInstance).map(Service.class::cast).toList()) {
+      String type = service.getSpec().getType() == null ? "ClusterIP" : service.getSpec().getType();
+      assertEquals("ClusterIP", type, service.getMetadata().getName() + " stays cluster-internal; ingresses expose the relay");
+      service.getSpec().getPorts().forEach(p -> assertNotEquals(remoting, p.getPort().intValue(), "remoting is never a Service port"));
+    }
+  }
+
+  @Test
+  void ingressNginxHashesThePathAndNeverTheQuery() {
+    List<HasMetadata> objects = Manifests.objectsIn(OVERLAYS.resolve("ingress-nginx"));
+    Ingress relay = Manifests.one(objects, Ingress.class, "relay-websocket");
+    Map<String, String> annotations = relay.getMetadata().getAnnotations();
+    assertEquals("$uri", annotations.get("nginx.ingress.kubernetes.io/upstream-hash-by"), "the hash key is the path alone");
+    long ping = NODE.getDuration("relay.ping-interval").toSeconds();
+    assertTrue(Long.parseLong(annotations.get("nginx.ingress.kubernetes.io/proxy-read-timeout")) > ping);
+    assertTrue(Long.parseLong(annotations.get("nginx.ingress.kubernetes.io/proxy-send-timeout")) > ping);
+    assertBackend(relay, "relay-websocket", "relay");
+    Ingress access = Manifests.one(objects, Ingress.class, "relay-access");
+    assertFalse(access.getMetadata().getAnnotations().containsKey("nginx.ingress.kubernetes.io/upstream-hash-by"), "the access API goes round robin");
+    assertBackend(access, "relay-access", "access");
+  }
+
+  @Test
+  void haproxyIngressBalancesOnTheUriWithoutTheQueryWithConsistentHashing() {
+    List<HasMetadata> objects = Manifests.objectsIn(OVERLAYS.resolve("haproxy-ingress"));
+    Ingress relay = Manifests.one(objects, Ingress.class, "relay-websocket");
+    Map<String, String> annotations = relay.getMetadata().getAnnotations();
+    assertEquals("uri", annotations.get("haproxy.org/load-balance"), "balance uri stops at the '?'; 'whole' or url_param would hash the code");
+    String snippet = annotations.get("haproxy.org/backend-config-snippet");
+    assertTrue(snippet.contains("hash-type consistent"), snippet);
+    assertFalse(snippet.contains("balance"), "the balance algorithm is set once, by the annotation");
+    assertBackend(relay, "relay-websocket", "relay");
+    Ingress access = Manifests.one(objects, Ingress.class, "relay-access");
+    assertEquals("roundrobin", access.getMetadata().getAnnotations().get("haproxy.org/load-balance"));
+  }
+
+  @Test
+  void theGatewayApiVariantHashesThePathThroughKong() {
+    Path dir = OVERLAYS.resolve("gateway-api-kong");
+    List<HasMetadata> objects = Manifests.objectsIn(dir);
+    GenericKubernetesResource policy = Manifests.one(objects, GenericKubernetesResource.class, "relay-path-hash");
+    assertEquals("consistent-hashing", policy.get("spec", "algorithm"));
+    assertEquals("path", policy.get("spec", "hashOn", "input"), "Kong hashes the path alone");
+    HTTPRoute route = Manifests.one(objects, HTTPRoute.class, "relay-websocket");
+    assertEquals("relay-websocket", route.getSpec().getRules().get(0).getBackendRefs().get(0).getName());
+    assertEquals(NODE.getInt("relay.port-relay"), route.getSpec().getRules().get(0).getBackendRefs().get(0).getPort());
+    String patch = Manifests.yaml(dir.resolve("kustomization.yaml")).path("patches").get(0).path("patch").asText();
+    assertTrue(patch.contains("konghq.com/upstream-policy: relay-path-hash"), "the policy is attached to the relay Service");
+  }
+
+  private void assertBackend(Ingress ingress, String service, String portName) {
+    var backend = ingress.getSpec().getRules().get(0).getHttp().getPaths().get(0).getBackend().getService();
+    assertEquals(service, backend.getName());
+    assertEquals(portName, backend.getPort().getName());
+    Service target = Manifests.one(base, Service.class, service);
+    assertTrue(target.getSpec().getPorts().stream().anyMatch(p -> p.getName().equals(portName)), service + " has port " + portName);
+  }
+
+  private Map<String, String> env() {
+    return container.getEnv().stream().filter(e -> e.getValue() != null).collect(Collectors.toMap(EnvVar::getName, EnvVar::getValue));
+  }
+
+  private EnvVar envVar(String name) {
+    return container.getEnv().stream().filter(e -> e.getName().equals(name)).findFirst().orElseThrow(() -> new AssertionError("the Deployment does not set " + name));
+  }
+
+  private static List<Path> kustomizationDirs() {
+    return Manifests.manifestFiles(Manifests.kubernetes()).stream().map(Path::getParent).distinct().filter(d -> Files.isRegularFile(d.resolve("kustomization.yaml"))).toList();
+  }
+}
