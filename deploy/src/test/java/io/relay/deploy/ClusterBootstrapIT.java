@@ -1,0 +1,92 @@
+package io.relay.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.harness.Await;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Cluster Bootstrap through a discovery method (config, standing in for the Kubernetes pod list):
+ * three node JVMs that know only each other's management endpoints form one cluster, and a fourth
+ * started later joins it rather than forming its own.
+ */
+class ClusterBootstrapIT {
+  private static final Duration FORMATION = Duration.ofSeconds(90);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @Test
+  void threeNodesFormOneClusterThroughDiscoveryAndAFourthJoinsIt() {
+    List<NodeJvm> nodes = new ArrayList<>();
+    try {
+      for (int i = 1; i <= 3; i++) {
+        nodes.add(new NodeJvm("bootstrap-" + i));
+      }
+      String endpoints = nodes.stream().map(NodeJvm::managementEndpoint).collect(Collectors.joining(","));
+      for (NodeJvm node : nodes) {
+        node.start(settings(endpoints, 3));
+      }
+      for (NodeJvm node : nodes) {
+        node.awaitReady(FORMATION);
+      }
+      Set<String> three = nodes.stream().map(NodeJvm::address).collect(Collectors.toCollection(TreeSet::new));
+      for (NodeJvm node : nodes) {
+        Await.until(node + " lists the three nodes as Up", FORMATION, () -> three.equals(upMembers(node)));
+      }
+
+      NodeJvm fourth = new NodeJvm("bootstrap-4");
+      nodes.add(fourth);
+      fourth.start(settings(endpoints + "," + fourth.managementEndpoint(), 3));
+      fourth.awaitReady(FORMATION);
+      Set<String> four = nodes.stream().map(NodeJvm::address).collect(Collectors.toCollection(TreeSet::new));
+      for (NodeJvm node : nodes) {
+        Await.until(node + " lists all four nodes as Up", FORMATION, () -> four.equals(upMembers(node)));
+      }
+      assertEquals(Set.of(leader(nodes.get(0))), nodes.stream().map(ClusterBootstrapIT::leader).collect(Collectors.toSet()), "one cluster, one leader");
+    } finally {
+      nodes.forEach(NodeJvm::close);
+    }
+  }
+
+  private static Map<String, String> settings(String endpoints, int required) {
+    return Map.of(
+        "RELAY_SECRET", "bootstrap-test-secret-0123456789abcdef",
+        "RELAY_DISCOVERY", "config",
+        "RELAY_DISCOVERY_ENDPOINTS", endpoints,
+        "RELAY_DISCOVERY_REQUIRED_CONTACT_POINTS", String.valueOf(required),
+        "RELAY_APP_VERSION", "2");
+  }
+
+  private static Set<String> upMembers(NodeJvm node) {
+    JsonNode members = members(node);
+    Set<String> up = new TreeSet<>();
+    members.path("members").forEach(m -> {
+      if (m.path("status").asText().equals("Up")) {
+        up.add(m.path("node").asText());
+      }
+    });
+    return up;
+  }
+
+  private static String leader(NodeJvm node) {
+    return members(node).path("leader").asText();
+  }
+
+  private static JsonNode members(NodeJvm node) {
+    try {
+      String body = node.get("/cluster/members").body();
+      return body.isEmpty() ? JSON.createObjectNode() : JSON.readTree(body);
+    } catch (IOException e) {
+      return JSON.createObjectNode();
+    }
+  }
+}
