@@ -1,0 +1,178 @@
+package io.relay.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.relay.harness.Await;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The local cluster script as a newcomer uses it: up prints URLs and a working token, status
+ * shows which node hosts a topic, scale and kill change the nodes, down leaves nothing running.
+ */
+class LocalClusterIT {
+  private static final Duration COMMAND_DEADLINE = Duration.ofMinutes(3);
+  private static final Pattern TOKEN = Pattern.compile("^(ey[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+)$", Pattern.MULTILINE);
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  private final Path script = Manifests.deployDir().resolve("local/relay-local").toAbsolutePath();
+  private final Path work = Path.of(System.getProperty("relay.harness.work", "deploy/target/it")).toAbsolutePath();
+  private final Path state = work.resolve("local-state-" + System.nanoTime());
+  private final int base = freeBase();
+  private final Set<Long> pids = new TreeSet<>();
+  private int commands;
+
+  @Test
+  void upStatusScaleKillAndDownWorkAsDocumented() throws Exception {
+    WebSocket socket = null;
+    try {
+      String up = run("up", "2");
+      assertTrue(up.contains("node 1 ready") && up.contains("node 2 ready"), "up waits for both nodes: " + redact(up));
+      assertTrue(up.contains("http://127.0.0.1:" + (base + 1)) && up.contains("ws://127.0.0.1:" + base), "up prints the URLs: " + redact(up));
+      Matcher token = TOKEN.matcher(up);
+      assertTrue(token.find(), "up prints a token");
+      recordPids();
+
+      HttpResponse<String> code =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + (base + 1) + "/session/demo"))
+                  .header("Authorization", token.group(1))
+                  .POST(HttpRequest.BodyPublishers.noBody())
+                  .timeout(Duration.ofSeconds(10))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, code.statusCode(), "the printed token is accepted by the access API through the proxy");
+      String uri = code.body().replaceAll(".*\"uri\":\"([^\"]*)\".*", "$1");
+      assertTrue(uri.startsWith("ws://127.0.0.1:" + base + "/session/demo?code="), "the one-time URI points at the proxy's relay port");
+      socket = HTTP.newWebSocketBuilder().buildAsync(URI.create(uri), new WebSocket.Listener() {}).get(10, TimeUnit.SECONDS);
+
+      Await.until("status lists topic demo on a node", Duration.ofSeconds(30), () -> {
+        String status = run("status");
+        return status.matches("(?s).*\\b1 demo pekko://relay@127\\.0\\.0\\.1:\\d+.*") && status.contains("ready=200");
+      });
+
+      String scaled = run("scale", "3");
+      assertTrue(scaled.contains("node 3 ready") && scaled.contains("nodes: 1 2 3"), "scale 3 adds a ready third node: " + redact(scaled));
+      recordPids();
+      String status = run("status");
+      assertEquals(3, count(status, "ready=200"), "three ready nodes: " + redact(status));
+
+      long third = Long.parseLong(Files.readString(state.resolve("node-3.pid")).trim());
+      String killed = run("kill", "3");
+      assertTrue(killed.contains("node 3 killed"), redact(killed));
+      assertFalse(ProcessHandle.of(third).map(ProcessHandle::isAlive).orElse(false), "node 3's process is gone");
+
+      String down = run("down");
+      assertTrue(down.contains("stopped"), redact(down));
+      for (long pid : pids) {
+        assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "pid " + pid + " is still running after down");
+      }
+    } finally {
+      if (socket != null) {
+        socket.abort();
+      }
+      try {
+        run("down");
+      } catch (AssertionError e) {
+        // already reported by the test body; the kill below is what matters now
+      }
+      for (long pid : pids) {
+        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+      }
+    }
+  }
+
+  /** Runs the script with the test's state directory and ports; fails with its log on a non-zero exit. */
+  private String run(String... args) {
+    List<String> command = new ArrayList<>(List.of("bash", script.toString()));
+    command.addAll(List.of(args));
+    Path log = work.resolve("relay-local-" + (++commands) + "-" + args[0] + ".out");
+    try {
+      Files.createDirectories(work);
+      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+      builder.environment().put("RELAY_LOCAL_STATE", state.toString());
+      builder.environment().put("RELAY_LOCAL_BASE_PORT", String.valueOf(base));
+      builder.environment().put("RELAY_JAR", Path.of(System.getProperty("relay.jar", "cluster-config/target/relay.jar")).toAbsolutePath().toString());
+      Process process = builder.start();
+      if (!process.waitFor(COMMAND_DEADLINE.toMillis(), TimeUnit.MILLISECONDS)) {
+        process.destroyForcibly();
+        throw new AssertionError("relay-local " + String.join(" ", args) + " did not finish within " + COMMAND_DEADLINE + "; see " + log);
+      }
+      String output = Files.readString(log);
+      if (process.exitValue() != 0) {
+        throw new AssertionError("relay-local " + String.join(" ", args) + " exited " + process.exitValue() + ": " + redact(output));
+      }
+      return output;
+    } catch (IOException e) {
+      throw new AssertionError("cannot run " + script, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void recordPids() throws IOException {
+    try (var files = Files.list(state)) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".pid")).toList()) {
+        pids.add(Long.parseLong(Files.readString(file).trim()));
+      }
+    }
+  }
+
+  private static int count(String text, String needle) {
+    return text.split(Pattern.quote(needle), -1).length - 1;
+  }
+
+  private static String redact(String output) {
+    return TOKEN.matcher(output).replaceAll("<token>");
+  }
+
+  /** A base port whose proxy ports and node ports (four nodes) are all free on loopback. */
+  private static int freeBase() {
+    for (int attempt = 0; attempt < 50; attempt++) {
+      int candidate = 20000 + 100 * ThreadLocalRandom.current().nextInt(300);
+      if (free(candidate) && free(candidate + 1) && allNodePortsFree(candidate)) {
+        return candidate;
+      }
+    }
+    throw new AssertionError("no free block of loopback ports for the local cluster");
+  }
+
+  private static boolean allNodePortsFree(int base) {
+    for (int node = 1; node <= 4; node++) {
+      for (int offset = 0; offset < 4; offset++) {
+        if (!free(base + 10 * node + offset)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  private static boolean free(int port) {
+    try (ServerSocket socket = new ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+}
