@@ -38,6 +38,7 @@ public final class RelayCli implements Callable<Integer> {
       RelayNode.Settings settings;
       try {
         settings = RelayNode.load(ConfigFactory.empty());
+        LogFormat.apply(settings.config());
       } catch (SettingsReader.InvalidSettingException e) {
         System.err.println("relay: invalid configuration: " + e.getMessage());
         return BAD_CONFIGURATION;

@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Test;
 /** The packaged jar, run as a user runs it: {@code java -jar relay.jar} with RELAY_SECRET only. */
 class RelayJarIT {
   private static final Path JAR = Path.of("target", "relay.jar");
+  /** Node logs stay here for the suite's log hygiene check. */
+  private static final Path LOGS = Path.of("target", "relay-logs");
   private static final String SECRET = "jar-test-secret-0123456789abcdef-0123456789";
   private final List<Process> started = new ArrayList<>();
   private final HttpClient http = HttpClient.newHttpClient();
@@ -32,6 +34,11 @@ class RelayJarIT {
       process.destroyForcibly();
       process.waitFor(10, TimeUnit.SECONDS);
     }
+  }
+
+  private static Path log(String name) throws IOException {
+    Files.createDirectories(LOGS);
+    return Files.createTempFile(LOGS, name, ".log");
   }
 
   private Process run(Map<String, String> env, Path log, String... args) throws IOException {
@@ -51,9 +58,10 @@ class RelayJarIT {
 
   @Test
   void servesAClientWithinSecondsWithOnlyTheSecretSet() throws Exception {
-    Path log = Files.createTempFile("relay-node", ".log");
+    Path log = log("relay-node");
     Process node = run(Map.of("RELAY_SECRET", SECRET), log);
     Path tokenOut = Files.createTempFile("relay-token", ".out");
+    tokenOut.toFile().deleteOnExit();
     Process mint = run(Map.of("RELAY_SECRET", SECRET), tokenOut, "token", "--topic", "demo", "--booking-id", "b1");
     assertTrue(mint.waitFor(30, TimeUnit.SECONDS), "relay token did not finish");
     assertEquals(0, mint.exitValue(), Files.readString(tokenOut));
@@ -82,13 +90,48 @@ class RelayJarIT {
 
   @Test
   void badConfigurationStopsTheNodeWithOneLineNamingTheKey() throws Exception {
-    Path log = Files.createTempFile("relay-bad", ".log");
+    Path log = log("relay-bad");
     Process node = run(Map.of("RELAY_SECRET", SECRET, "RELAY_BUFFER_SIZE", "lots"), log);
     assertTrue(node.waitFor(30, TimeUnit.SECONDS), "a badly configured node did not stop");
     assertEquals(2, node.exitValue());
     List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
     assertEquals(1, lines.size(), "exactly one line: " + lines);
     assertTrue(lines.get(0).contains("relay.buffer-size (RELAY_BUFFER_SIZE)"), lines.get(0));
+  }
+
+  @Test
+  void logsOneJsonObjectPerLineWhenAsked() throws Exception {
+    Path log = log("relay-json");
+    run(Map.of("RELAY_SECRET", SECRET, "RELAY_LOG_FORMAT", "json"), log);
+    String token = Tokens.sign(Tokens.session("demo", java.util.List.of("read", "write"), "booking-json").audience("http://127.0.0.1:3000").build(), SECRET);
+    String[] uri = new String[1];
+    Waits.await("the access API answers with a relay URI (log: " + log + ")", Duration.ofSeconds(30), () -> (uri[0] = postSession(token)) != null);
+    try (Participant p = Participant.connect(uri[0])) {
+      Waits.await("the connection's opening is logged", Duration.ofSeconds(10), () -> contains(log, "connection opened"));
+    }
+    Waits.await("the connection's closing is logged", Duration.ofSeconds(10), () -> contains(log, "connection closed"));
+    com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+    boolean sawClose = false;
+    for (String line : Files.readAllLines(log)) {
+      com.fasterxml.jackson.databind.JsonNode entry = json.readTree(line);
+      assertTrue(entry.has("level") && entry.has("formattedMessage"), "a log entry: " + line);
+      if (entry.get("formattedMessage").asText().equals("connection closed")) {
+        sawClose = true;
+        String fields = entry.get("kvpList").toString();
+        for (String key : java.util.List.of("topic", "booking", "scopes", "node", "remote", "duration_s", "reason")) {
+          assertTrue(fields.contains("\"" + key + "\""), "the close line carries " + key + ": " + line);
+        }
+      }
+    }
+    assertTrue(sawClose, "a connection closed line was logged");
+  }
+
+  private static boolean contains(Path log, String text) {
+    try {
+      return Files.readString(log).contains(text);
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   private String postSession(String token) {

@@ -85,6 +85,22 @@ public abstract class Proxy implements AutoCloseable {
     });
   }
 
+  /**
+   * Stops the proxy: SIGTERM lets the master stop its workers (including old ones still serving
+   * connections from before a reload); whatever is left, master or worker, is then killed by pid.
+   */
+  private void stop() {
+    Set<Long> children = workers();
+    process.terminate();
+    try {
+      process.awaitExit(java.time.Duration.ofSeconds(5));
+    } catch (AssertionError stillRunning) {
+      // killed below
+    }
+    children.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+    process.close();
+  }
+
   private Set<Long> workers() {
     return ProcessHandle.of(process.pid())
         .map(p -> p.children().map(ProcessHandle::pid).collect(Collectors.toSet()))
@@ -125,7 +141,7 @@ public abstract class Proxy implements AutoCloseable {
   @Override
   public void close() {
     if (process != null) {
-      process.close();
+      stop();
     }
   }
 

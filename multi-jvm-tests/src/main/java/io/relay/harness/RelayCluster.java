@@ -82,6 +82,11 @@ public final class RelayCluster implements AutoCloseable {
     node.process().kill();
   }
 
+  /** The logs of every node this cluster started. */
+  public List<java.nio.file.Path> logs() {
+    return everStarted.stream().map(n -> n.process().log()).toList();
+  }
+
   public List<NodeProcess> running() {
     return List.copyOf(running);
   }

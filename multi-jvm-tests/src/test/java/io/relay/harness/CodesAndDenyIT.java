@@ -78,6 +78,7 @@ class CodesAndDenyIT {
       scenario.put("deny_nodes", hosts.size());
       assertTrue((System.nanoTime() - deniedAt) / 1_000_000 < 1500, "closed on every node within about a second: " + closedWithin + " ms");
       assertTrue(booked.stream().allMatch(Participant::isStopped), "clients stop after 4003");
+      LogHygiene.assertClean(cluster.logs());
       passed = true;
     } finally {
       scenario.report(passed);

@@ -48,6 +48,7 @@ class CrashIT {
       scenario.delivery(delivery);
       ScenarioAssertions.deliveredAsPromised(delivery);
       assertTrue(hosted > 0, "the killed node hosted topics");
+      LogHygiene.assertClean(cluster.logs());
       passed = true;
     } finally {
       scenario.report(passed);

@@ -50,6 +50,7 @@ class RollingRestartIT {
       scenario.delivery(delivery);
       ScenarioAssertions.deliveredAsPromised(delivery);
       assertTrue(traffic.allConnected(), "everyone is connected at the end");
+      LogHygiene.assertClean(cluster.logs());
       passed = true;
     } finally {
       scenario.report(passed);

@@ -68,6 +68,7 @@ class ScaleDownIT {
       assertTrue(!itsTopics.isEmpty(), "the leaving node hosted topics");
       assertEquals(2L * itsTopics.size(), closedWith1001, "each client of the leaving node was closed with 1001 once");
       assertTrue(!anyLeft, "no topic is left on the node that left");
+      LogHygiene.assertClean(cluster.logs());
       passed = true;
     } finally {
       scenario.report(passed);

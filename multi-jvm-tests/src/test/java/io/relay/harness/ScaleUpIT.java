@@ -49,6 +49,7 @@ class ScaleUpIT {
       ScenarioAssertions.deliveredAsPromised(delivery);
       assertTrue(onNewNode > 0, "some topics moved to the new node");
       assertTrue(scenario.evictions() >= onNewNode, "each moved topic was evicted from its old node");
+      LogHygiene.assertClean(cluster.logs());
       passed = true;
     } finally {
       scenario.report(passed);

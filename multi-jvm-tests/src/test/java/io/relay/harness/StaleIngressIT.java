@@ -74,6 +74,7 @@ class StaleIngressIT {
       long allowed = 1 + (long) (Math.log((double) OBSERVE.toMillis() / HOLD_DOWN.toMillis() + 1) / Math.log(2)) + 1;
       assertTrue(mostMoves <= allowed, "a topic moved " + mostMoves + " times in " + OBSERVE + "; doubling hold-downs allow " + allowed);
       assertTrue(mostMoves < 2 || flapping > 0, "repeated moves are reported as flapping");
+      LogHygiene.assertClean(cluster.logs());
       passed = true;
     } finally {
       scenario.report(passed);

@@ -1,0 +1,50 @@
+package io.relay.harness;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/** Checks that logs never hold a token or a one-time code (nor a query string carrying one). */
+public final class LogHygiene {
+  /** A JWT: base64url JSON header, payload and signature. */
+  private static final Pattern TOKEN = Pattern.compile("eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]+");
+  /** A relay URI's query. */
+  private static final Pattern CODE = Pattern.compile("[?&]code=[A-Za-z0-9_-]{8,}");
+
+  private LogHygiene() {}
+
+  /** The offending lines of {@code logs}, with their file; empty when clean. */
+  public static List<String> violations(Collection<Path> logs) {
+    List<String> found = new ArrayList<>();
+    for (Path log : logs) {
+      try {
+        for (String line : Files.readAllLines(log, StandardCharsets.ISO_8859_1)) {
+          if (TOKEN.matcher(line).find() || CODE.matcher(line).find()) {
+            found.add(log.getFileName() + ": " + redact(line));
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read " + log, e);
+      }
+    }
+    return found;
+  }
+
+  /** Fails when any of {@code logs} holds a token or a code. */
+  public static void assertClean(Collection<Path> logs) {
+    List<String> found = violations(logs);
+    if (!found.isEmpty()) {
+      throw new AssertionError("logs hold tokens or codes:\n" + String.join("\n", found));
+    }
+  }
+
+  private static String redact(String line) {
+    return CODE.matcher(TOKEN.matcher(line).replaceAll("<token>")).replaceAll("?code=<code>");
+  }
+}
