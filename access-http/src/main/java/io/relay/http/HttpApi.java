@@ -13,6 +13,7 @@ import org.apache.pekko.http.javadsl.server.Route;
 public final class HttpApi extends AllDirectives {
   private final HttpSettings settings;
   private final RelayServices services;
+  private final ActorSystem<?> system;
   private final Scheduler scheduler;
   private final BooleanSupplier draining;
 
@@ -22,6 +23,7 @@ public final class HttpApi extends AllDirectives {
   public HttpApi(HttpSettings settings, RelayServices services, ActorSystem<?> system, BooleanSupplier draining) {
     this.settings = settings;
     this.services = services;
+    this.system = system;
     this.scheduler = system.scheduler();
     this.draining = draining;
   }
@@ -47,6 +49,8 @@ public final class HttpApi extends AllDirectives {
                     services.clusterStatus(),
                     services.settings().statusTimeout().multipliedBy(3),
                     scheduler)
+                .route(),
+            new ClusterRoutes(guard, services.clusterStatus(), services.settings().statusTimeout().multipliedBy(3), system)
                 .route());
     return routes.seal(jsonRejections(), jsonExceptions());
   }

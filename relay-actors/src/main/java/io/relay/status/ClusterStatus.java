@@ -1,9 +1,11 @@
 package io.relay.status;
 
+import io.relay.topic.ClusterEvent;
 import io.relay.topic.ConnectionReport;
 import io.relay.topic.TopicRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -27,8 +29,8 @@ public final class ClusterStatus {
   /** Gathers the cluster's reports and answers with what arrived in time. */
   public record Gather(ActorRef<Gathered> replyTo) {}
 
-  /** The cluster's reports, and the relay members that did not answer. */
-  public record Gathered(List<ConnectionReport> reports, List<String> missingNodes) {}
+  /** The cluster's reports and recent events, and the relay members that did not answer. */
+  public record Gathered(List<ConnectionReport> reports, List<ClusterEvent> events, List<String> missingNodes) {}
 
   private static final Set<MemberStatus> SERVING = Set.of(MemberStatus.up(), MemberStatus.weaklyUp());
 
@@ -62,6 +64,7 @@ public final class ClusterStatus {
     private final ActorRef<Gathered> replyTo;
     private final Duration timeout;
     private final List<ConnectionReport> reports = new ArrayList<>();
+    private final List<ClusterEvent> events = new ArrayList<>();
     private final Set<String> missing = new TreeSet<>();
     private int pending = -1;
 
@@ -123,6 +126,7 @@ public final class ClusterStatus {
     private Behavior<Event> onAnswered(Answered answered) {
       missing.remove(answered.report().node());
       reports.addAll(answered.report().connections());
+      events.addAll(answered.report().events());
       return --pending == 0 ? finish() : this;
     }
 
@@ -132,7 +136,8 @@ public final class ClusterStatus {
     }
 
     private Behavior<Event> finish() {
-      replyTo.tell(new Gathered(List.copyOf(reports), List.copyOf(missing)));
+      events.sort(Comparator.comparing(ClusterEvent::at));
+      replyTo.tell(new Gathered(List.copyOf(reports), List.copyOf(events), List.copyOf(missing)));
       return Behaviors.stopped();
     }
   }

@@ -143,14 +143,14 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     Connection.Grant grant = connection.grant();
     context
         .getLog()
-        .info(
-            "connection opened topic={} booking={} scopes={} node={} remote={} id={}",
-            topic,
-            grant.bookingId(),
-            grant.scopes(),
-            shared.node(),
-            grant.remoteAddr(),
-            connection.id());
+        .atInfo()
+        .addKeyValue("topic", topic)
+        .addKeyValue("booking", grant.bookingId())
+        .addKeyValue("scopes", String.join(",", grant.scopes()))
+        .addKeyValue("node", shared.node())
+        .addKeyValue("remote", grant.remoteAddr())
+        .addKeyValue("connection", connection.id())
+        .log("connection opened");
     Duration untilExpiry = Duration.between(Instant.now(), grant.expiresAt());
     timers.startSingleTimer(
         new Expire(connection.id()), untilExpiry.isNegative() ? Duration.ZERO : untilExpiry);
@@ -170,16 +170,16 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     Connection.Grant grant = connection.grant();
     context
         .getLog()
-        .info(
-            "connection closed topic={} booking={} scopes={} node={} remote={} id={} duration={}s reason={}",
-            topic,
-            grant.bookingId(),
-            grant.scopes(),
-            shared.node(),
-            grant.remoteAddr(),
-            connection.id(),
-            Duration.between(grant.connectedAt(), Instant.now()).toSeconds(),
-            left.reason());
+        .atInfo()
+        .addKeyValue("topic", topic)
+        .addKeyValue("booking", grant.bookingId())
+        .addKeyValue("scopes", String.join(",", grant.scopes()))
+        .addKeyValue("node", shared.node())
+        .addKeyValue("remote", grant.remoteAddr())
+        .addKeyValue("connection", connection.id())
+        .addKeyValue("duration_s", Duration.between(grant.connectedAt(), Instant.now()).toSeconds())
+        .addKeyValue("reason", left.reason())
+        .log("connection closed");
     int code = connection.closeCode();
     shared.metrics().connectionsClosed.labelValues(code == 0 ? "client" : String.valueOf(code)).inc();
     if (members.isEmpty()) {
@@ -240,7 +240,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
         shared.clusterStatus(),
         shared.settings().statusTimeout().multipliedBy(3),
         ClusterStatus.Gather::new,
-        (gathered, failure) -> new StatsGathered(gathered != null ? gathered : new ClusterStatus.Gathered(List.of(), List.of())));
+        (gathered, failure) -> new StatsGathered(gathered != null ? gathered : new ClusterStatus.Gathered(List.of(), List.of(), List.of())));
     return this;
   }
 

@@ -6,6 +6,8 @@ import io.relay.ws.CloseCodes;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -50,8 +52,12 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   /** Asks for this node's connection reports (sent from any node). */
   public record Report(ActorRef<NodeReport> replyTo) implements Command, CborSerializable {}
 
-  /** One node's connection reports. */
-  public record NodeReport(String node, List<ConnectionReport> connections) implements CborSerializable {}
+  /** One node's connection reports and its recent events, oldest first. */
+  public record NodeReport(String node, List<ConnectionReport> connections, List<ClusterEvent> events)
+      implements CborSerializable {}
+
+  /** How many recent events a node keeps for the cluster page. */
+  static final int RECENT_EVENTS = 50;
 
   /** From a topic actor whose last connection left, having seen {@code joins} joins. */
   record TopicIdle(String topic, ActorRef<TopicActor.Command> actor, long joins) implements Command {}
@@ -79,6 +85,7 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   private final LongSupplier clock;
   private final ClaimBook book;
   private final Map<String, Hosted> topics = new HashMap<>();
+  private final ArrayDeque<ClusterEvent> events = new ArrayDeque<>();
   private long incarnations;
 
   public static Behavior<Command> create(TopicActor.Context shared, Channels channels, LongSupplier clockMillis) {
@@ -111,7 +118,7 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     return newReceiveBuilder()
         .onMessage(Join.class, this::onJoin)
         .onMessage(CloseBooking.class, close -> closeBooking(close.bookingId()))
-        .onMessage(CancelHeard.class, heard -> closeBooking(heard.cancel().bookingId()))
+        .onMessage(CancelHeard.class, this::onCancelHeard)
         .onMessage(Drain.class, this::onDrain)
         .onMessage(DrainStep.class, this::onDrainStep)
         .onMessage(Report.class, this::onReport)
@@ -135,6 +142,7 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
       hosted = new Hosted(spawnTopic(topic), 0);
       Claim claim = book.claim(topic, clock.getAsLong());
       shared.metrics().claims.inc();
+      record("claim", topic, "first connection here; claimed with stamp " + claim.stamp());
       if (shared.settings().claims().announce()) {
         publish(List.of(claim));
       }
@@ -176,6 +184,10 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     }
     shared.metrics().evictions.inc();
     ClaimBook.HoldDown held = book.holdDown(winner.topic(), now).orElseThrow();
+    record(
+        held.flapping() ? "flapping" : "eviction",
+        winner.topic(),
+        "moved to " + winner.node() + "; held down for " + held.period().toSeconds() + " s");
     if (held.flapping()) {
       shared.metrics().flapping.inc();
       context
@@ -199,6 +211,18 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
       publish(digest);
     }
     return this;
+  }
+
+  private Behavior<Command> onCancelHeard(CancelHeard heard) {
+    record("deny", heard.cancel().bookingId(), "booking denied: its connections close with 4003");
+    return closeBooking(heard.cancel().bookingId());
+  }
+
+  private void record(String kind, String subject, String detail) {
+    if (events.size() == RECENT_EVENTS) {
+      events.removeFirst();
+    }
+    events.addLast(new ClusterEvent(Instant.ofEpochMilli(clock.getAsLong()).toString(), shared.node(), kind, subject, detail));
   }
 
   private Behavior<Command> closeBooking(String bookingId) {
@@ -230,7 +254,7 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   }
 
   private Behavior<Command> onReport(Report report) {
-    report.replyTo().tell(new NodeReport(shared.node(), shared.directory().reports(shared.node())));
+    report.replyTo().tell(new NodeReport(shared.node(), shared.directory().reports(shared.node()), List.copyOf(events)));
     return this;
   }
 

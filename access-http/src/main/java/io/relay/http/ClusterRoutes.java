@@ -1,0 +1,89 @@
+package io.relay.http;
+
+import io.relay.status.ClusterStatus;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.Route;
+
+/**
+ * {@code GET /cluster} for the cluster page (relay:stats): the members as this node sees them,
+ * every node's connections, the recent claims, evictions and denies, and the nodes that did not
+ * answer; and the operator pages themselves under {@code /ui/}.
+ */
+final class ClusterRoutes extends AllDirectives {
+  private final AccessGuard guard;
+  private final ActorRef<ClusterStatus.Gather> status;
+  private final Duration timeout;
+  private final ActorSystem<?> system;
+
+  ClusterRoutes(AccessGuard guard, ActorRef<ClusterStatus.Gather> status, Duration timeout, ActorSystem<?> system) {
+    this.guard = guard;
+    this.status = status;
+    this.timeout = timeout;
+    this.system = system;
+  }
+
+  Route route() {
+    return concat(
+        path(
+            "cluster",
+            () ->
+                get(
+                    () ->
+                        optionalHeaderValueByName(
+                            "Authorization",
+                            authorization ->
+                                completeWithFuture(guard.withScope(authorization, "relay:stats", claims -> overview()))))),
+        pathPrefix("ui", () -> concat(pathEndOrSingleSlash(() -> redirect(
+            org.apache.pekko.http.javadsl.model.Uri.create("/ui/cluster.html"),
+            org.apache.pekko.http.javadsl.model.StatusCodes.FOUND)), getFromResourceDirectory("web"))));
+  }
+
+  private CompletionStage<HttpResponse> overview() {
+    return AskPattern.<ClusterStatus.Gather, ClusterStatus.Gathered>ask(status, ClusterStatus.Gather::new, timeout, system.scheduler())
+        .thenApply(
+            gathered -> {
+              Map<String, Object> body = new LinkedHashMap<>();
+              body.put("self", Cluster.get(system).selfMember().address().toString());
+              body.put("members", members());
+              body.put("connections", gathered.reports());
+              body.put("events", gathered.events());
+              body.put("missing_nodes", gathered.missingNodes());
+              return Json.ok(body);
+            });
+  }
+
+  private List<Map<String, Object>> members() {
+    ClusterEvent.CurrentClusterState state = Cluster.get(system).state();
+    Set<String> unreachable = new TreeSet<>();
+    state.getUnreachable().forEach(m -> unreachable.add(m.address().toString()));
+    String leader = state.getLeader() == null ? "" : state.getLeader().toString();
+    List<Map<String, Object>> members = new ArrayList<>();
+    for (Member member : state.getMembers()) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      String address = member.address().toString();
+      m.put("address", address);
+      m.put("status", member.status().toString());
+      m.put("roles", new TreeSet<>(member.getRoles()));
+      m.put("reachable", !unreachable.contains(address));
+      m.put("leader", address.equals(leader));
+      m.put("app_version", member.appVersion().version());
+      members.add(m);
+    }
+    return members;
+  }
+}

@@ -1,0 +1,216 @@
+package io.relay.bench;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Supplier;
+
+/**
+ * One generator thread: a selector over its connections, a 1 ms tick that paces its writers, and
+ * the statistics of what its readers received. Everything it owns is touched on its thread only;
+ * other threads talk to it through {@link #call}.
+ */
+final class EventLoop implements AutoCloseable {
+  private static final long TICK_MILLIS = 1;
+  /** A writer whose socket has this much unsent is not given more; the frame counts as skipped. */
+  static final long MAX_PENDING_BYTES = 8L << 20;
+
+  /** What a loop's readers received and its writers sent within one measurement window. */
+  static final class Stats {
+    final LatencyHistogram latency = new LatencyHistogram();
+    long delivered;
+    long deliveredBytes;
+    long lost;
+    long reordered;
+    long offered;
+    long offeredBytes;
+    long skipped;
+    long closedByServer;
+
+    void delivered(long latencyNanos, long bytes) {
+      delivered++;
+      deliveredBytes += bytes;
+      latency.record(latencyNanos);
+    }
+
+    void add(Stats o) {
+      latency.add(o.latency);
+      delivered += o.delivered;
+      deliveredBytes += o.deliveredBytes;
+      lost += o.lost;
+      reordered += o.reordered;
+      offered += o.offered;
+      offeredBytes += o.offeredBytes;
+      skipped += o.skipped;
+      closedByServer += o.closedByServer;
+    }
+  }
+
+  /** A connection that sends at a fixed rate, or (rate 0) whenever its reader has drained. */
+  static final class Writer {
+    final WsClient client;
+    final int writerId;
+    final int size;
+    final ByteBuffer filler;
+    double ratePerSecond;
+    long phaseNanos;
+    long stepStartNanos;
+    long due;
+    /** Closed-loop mode: the reader whose progress gives credit, and the window in messages. */
+    WsClient creditFrom;
+    int window;
+
+    Writer(WsClient client, int writerId, int size, ByteBuffer filler) {
+      this.client = client;
+      this.writerId = writerId;
+      this.size = size;
+      this.filler = filler;
+    }
+  }
+
+  private final Selector selector;
+  private final Thread thread;
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(256 * 1024);
+  private final List<Writer> writers = new ArrayList<>();
+  private Stats stats = new Stats();
+  private volatile boolean running = true;
+  private volatile boolean sending;
+
+  EventLoop(String name) {
+    try {
+      selector = Selector.open();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    thread = new Thread(this::run, name);
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  Selector selector() {
+    return selector;
+  }
+
+  ByteBuffer readBuffer() {
+    return readBuffer;
+  }
+
+  Stats stats() {
+    return stats;
+  }
+
+  /** Runs {@code task} on this loop's thread and returns its result. */
+  <T> CompletableFuture<T> call(Supplier<T> task) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    tasks.add(
+        () -> {
+          try {
+            result.complete(task.get());
+          } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+          }
+        });
+    selector.wakeup();
+    return result;
+  }
+
+  void addWriter(Writer writer) {
+    writers.add(writer);
+  }
+
+  /** Sets every writer's rate (frames/s) from now on, each with its own phase. */
+  void setRate(double ratePerSecond, long now) {
+    for (Writer w : writers) {
+      w.ratePerSecond = ratePerSecond;
+      w.stepStartNanos = now;
+      w.due = 0;
+    }
+  }
+
+  void setSending(boolean on) {
+    sending = on;
+  }
+
+  /** Swaps in fresh statistics and returns the finished window's. */
+  Stats swapStats() {
+    Stats done = stats;
+    stats = new Stats();
+    return done;
+  }
+
+  private void run() {
+    while (running) {
+      try {
+        selector.select(TICK_MILLIS);
+        for (SelectionKey k : selector.selectedKeys()) {
+          if (k.isValid()) {
+            ((WsClient) k.attachment()).onReady(k);
+          }
+        }
+        selector.selectedKeys().clear();
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+          task.run();
+        }
+        if (sending) {
+          tick(System.nanoTime());
+        }
+      } catch (IOException | RuntimeException e) {
+        System.err.println("bench: loop error: " + e);
+      }
+    }
+  }
+
+  private void tick(long now) {
+    for (Writer w : writers) {
+      WsClient c = w.client;
+      if (!c.isOpen()) {
+        continue;
+      }
+      if (w.creditFrom != null) {
+        while (c.seq - w.creditFrom.received < w.window && c.pendingBytes < MAX_PENDING_BYTES) {
+          send(w, System.nanoTime());
+        }
+        continue;
+      }
+      long elapsed = now - w.stepStartNanos - w.phaseNanos;
+      if (elapsed < 0 || w.ratePerSecond <= 0) {
+        continue;
+      }
+      long target = (long) (elapsed * w.ratePerSecond / 1e9) + 1;
+      while (w.due < target) {
+        w.due++;
+        if (c.pendingBytes >= MAX_PENDING_BYTES) {
+          stats.skipped++;
+        } else {
+          send(w, now);
+        }
+      }
+    }
+  }
+
+  private void send(Writer w, long now) {
+    w.client.sendMessage(w.writerId, w.size, w.filler, now);
+    stats.offered++;
+    stats.offeredBytes += w.size;
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    selector.wakeup();
+    try {
+      thread.join(5000);
+      selector.close();
+    } catch (IOException | InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
