@@ -25,7 +25,7 @@ final class WsClient {
   private static final int MAX_PENDING_BUFFERS = 64;
 
   final int id;
-  final URI uri;
+  URI uri;
   final EventLoop loop;
   /** The writer whose messages this connection expects to read, or -1 for none. */
   final int expectWriter;
@@ -69,9 +69,8 @@ final class WsClient {
   long reordered;
   long foreign;
 
-  WsClient(int id, URI uri, EventLoop loop, int expectWriter) {
+  WsClient(int id, EventLoop loop, int expectWriter) {
     this.id = id;
-    this.uri = uri;
     this.loop = loop;
     this.expectWriter = expectWriter;
   }

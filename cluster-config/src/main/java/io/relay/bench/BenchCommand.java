@@ -1,0 +1,145 @@
+package io.relay.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code relay bench}: the load generator of docs/benchmarks.md. It drives one workload (W1 to W5)
+ * against a relay node (through its access API) or nginx+nchan, prints the figures, and appends
+ * them as one JSON line to {@code --json}.
+ */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = "Load generator: run workload W1..W5 against a relay node or nginx+nchan on loopback.")
+public final class BenchCommand implements Callable<Integer> {
+  @Option(names = "--target", defaultValue = "relay", description = "relay or nchan (default: ${DEFAULT-VALUE}).")
+  String target;
+
+  @Option(names = "--label", description = "Name of the server configuration in the results (default: the target).")
+  String label;
+
+  @Option(names = "--workload", defaultValue = "W1", description = "W1 video fan-out, W2 chat, W3 one stream, W4 saturation, W5 idle capacity.")
+  String workload;
+
+  @Option(names = "--duration", defaultValue = "10", description = "Measured seconds (W1-W3) (default: ${DEFAULT-VALUE}).")
+  double duration;
+
+  @Option(names = "--warmup", defaultValue = "3", description = "Unmeasured seconds before measuring (default: ${DEFAULT-VALUE}).")
+  double warmup;
+
+  @Option(names = "--step-seconds", defaultValue = "5", description = "Measured seconds per W4 step (default: ${DEFAULT-VALUE}).")
+  double stepSeconds;
+
+  @Option(names = "--rates", split = ",", description = "W4 rates per topic, frames/s (default: 25,50,100,200,300,400).")
+  List<Double> rates;
+
+  @Option(names = "--overload", defaultValue = "true", negatable = true, description = "W4: also run twice the highest passing rate.")
+  boolean overload;
+
+  @Option(names = "--topics", description = "Override the workload's number of topics.")
+  Integer topics;
+
+  @Option(names = "--connections", description = "W5: idle connections to open (default: 10000).")
+  Integer connections;
+
+  @Option(names = "--loops", defaultValue = "2", description = "Generator threads (default: ${DEFAULT-VALUE}).")
+  int loops;
+
+  @Option(names = "--window", defaultValue = "32", description = "W3: frames in flight between writer and reader (default: ${DEFAULT-VALUE}).")
+  int window;
+
+  @Option(names = "--access", defaultValue = "http://127.0.0.1:3000", description = "Relay access API (default: ${DEFAULT-VALUE}).")
+  URI access;
+
+  @Option(names = "--nchan", defaultValue = "http://127.0.0.1:8090", description = "nginx+nchan base URL (default: ${DEFAULT-VALUE}).")
+  URI nchan;
+
+  @Option(names = "--secret", defaultValue = "${env:RELAY_SECRET}", description = "HS256 key of the node (default: RELAY_SECRET, else the development key).")
+  String secret;
+
+  @Option(names = "--audience", defaultValue = "${env:RELAY_AUDIENCE:-http://127.0.0.1:3000}", description = "aud claim (default: RELAY_AUDIENCE or ${DEFAULT-VALUE}).")
+  String audience;
+
+  @Option(names = "--server-pid", split = ",", description = "Server process ids (children included) whose CPU and memory are reported.")
+  List<Long> serverPids = new ArrayList<>();
+
+  @Option(names = "--jvm-pid", description = "The server JVM's pid, for its heap (jcmd).")
+  Long jvmPid;
+
+  @Option(names = "--metrics", description = "The relay's Prometheus endpoint, for its drop counter (e.g. http://127.0.0.1:8558/metrics).")
+  URI metrics;
+
+  @Option(names = "--json", description = "Append the result as one JSON line to this file.")
+  Path json;
+
+  @Option(names = "--p99-limit-ms", defaultValue = "100", description = "W4 pass limit on p99 (default: ${DEFAULT-VALUE}).")
+  double p99LimitMs;
+
+  @Option(names = "--min-delivery", defaultValue = "0.95", description = "W4 pass limit on delivered/expected (default: ${DEFAULT-VALUE}).")
+  double minDelivery;
+
+  @Override
+  public Integer call() throws Exception {
+    Workload w = Workload.named(workload);
+    if (topics != null) {
+      w = w.withTopics(topics);
+    }
+    if (rates != null && !rates.isEmpty()) {
+      w = w.withSteps(rates);
+    }
+    if (w.idle() && connections != null) {
+      w = w.withTopics(Math.max(1, connections / w.connectionsPerTopic()));
+    }
+    String key = secret == null || secret.isEmpty() ? io.relay.http.HttpSettings.DEV_SECRET : secret;
+    Endpoints endpoints =
+        switch (target) {
+          case "relay" -> new Endpoints.Relay(access, key, audience);
+          case "nchan" -> new Endpoints.Nchan(nchan);
+          default -> throw new IllegalArgumentException("--target must be relay or nchan");
+        };
+    ServerProbe probe = new ServerProbe(serverPids, jvmPid, metrics);
+    BenchRun run = new BenchRun(w, endpoints, probe, this);
+    Map<String, Object> result = new LinkedHashMap<>();
+    result.put("target", target);
+    result.put("label", label == null ? target : label);
+    result.put("workload", w.name());
+    result.put("cores", Runtime.getRuntime().availableProcessors());
+    result.put("loops", loops);
+    result.putAll(run.execute());
+    ObjectMapper mapper = new ObjectMapper();
+    System.out.println(mapper.copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(result));
+    if (json != null) {
+      Files.writeString(
+          json,
+          mapper.writeValueAsString(result) + "\n",
+          StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE,
+          StandardOpenOption.APPEND);
+    }
+    return 0;
+  }
+
+  /** A shared read-only filler of {@code size} bytes for frame payloads. */
+  static ByteBuffer filler(int size) {
+    ByteBuffer b = ByteBuffer.allocateDirect(Math.max(size, 1));
+    for (int i = 0; i < size; i++) {
+      b.put((byte) ('a' + i % 26));
+    }
+    b.flip();
+    return b.asReadOnlyBuffer();
+  }
+}

@@ -1,0 +1,441 @@
+package io.relay.bench;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One workload run: opens the connections (readers before writers), paces the writers, measures
+ * windows and returns the figures as a map for the JSON result. Every wait is bounded.
+ */
+final class BenchRun {
+  private static final int CONNECT_CONCURRENCY = 64;
+  private static final long CONNECT_TIMEOUT_SECONDS = 60;
+  private static final long DRAIN_MILLIS = 3000;
+
+  private final Workload w;
+  private final Endpoints endpoints;
+  private final ServerProbe probe;
+  private final BenchCommand opts;
+  private final EventLoop[] loops;
+  private final String runId = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
+  private final List<WsClient> readers = new ArrayList<>();
+  private final List<EventLoop.Writer> writers = new ArrayList<>();
+  private final List<WsClient> all = new ArrayList<>();
+  private final List<Long> connectNanos = new ArrayList<>();
+  private int nextId;
+
+  BenchRun(Workload w, Endpoints endpoints, ServerProbe probe, BenchCommand opts) {
+    this.w = w;
+    this.endpoints = endpoints;
+    this.probe = probe;
+    this.opts = opts;
+    this.loops = new EventLoop[Math.max(1, opts.loops)];
+    for (int i = 0; i < loops.length; i++) {
+      loops[i] = new EventLoop("bench-loop-" + i);
+    }
+  }
+
+  Map<String, Object> execute() throws Exception {
+    try {
+      return w.idle() ? idle() : traffic();
+    } finally {
+      for (WsClient c : all) {
+        c.loop.call(() -> { c.close(); return null; });
+      }
+      for (EventLoop l : loops) {
+        l.close();
+      }
+    }
+  }
+
+  // ---- W1-W4
+
+  private Map<String, Object> traffic() throws Exception {
+    Map<String, Object> r = new LinkedHashMap<>();
+    long t0 = System.nanoTime();
+    openTopics(w.topics(), null);
+    double connectSeconds = (System.nanoTime() - t0) / 1e9;
+    putConnect(r, connectSeconds);
+    if (w.steps().isEmpty()) {
+      double perWriter = w.participants() > 0 ? w.rate() / w.participants() : w.rate();
+      startSending(perWriter);
+      sleep(opts.warmup);
+      Map<String, Object> window = measure(opts.duration, w.rate());
+      r.putAll(window);
+    } else {
+      List<Map<String, Object>> steps = new ArrayList<>();
+      double best = 0;
+      double bestMBps = 0;
+      boolean started = false;
+      for (double rate : w.steps()) {
+        if (!started) {
+          startSending(rate);
+          started = true;
+        } else {
+          setRate(rate);
+        }
+        sleep(Math.min(opts.warmup, 1.0));
+        Map<String, Object> step = measure(opts.stepSeconds, rate);
+        step.put("rate", rate);
+        steps.add(step);
+        System.err.printf("bench: %s %.0f/s per topic: %s%n", w.name(), rate, brief(step));
+        if (Boolean.TRUE.equals(step.get("pass"))) {
+          best = rate;
+          bestMBps = Math.max(bestMBps, (double) step.get("deliveredMBps"));
+        } else {
+          break;
+        }
+      }
+      r.put("steps", steps);
+      r.put("highestPassingRate", best);
+      r.put("highestPassingMBps", bestMBps);
+      if (opts.overload && best > 0) {
+        long droppedBefore = probe.droppedFrames();
+        setRate(2 * best);
+        sleep(1.0);
+        Map<String, Object> over = measure(opts.stepSeconds, 2 * best);
+        over.put("rate", 2 * best);
+        long droppedAfter = probe.droppedFrames();
+        over.put("serverDroppedFrames", droppedBefore < 0 ? -1 : droppedAfter - droppedBefore);
+        over.put("openConnections", all.stream().filter(WsClient::isOpen).count());
+        over.put("connections", all.size());
+        r.put("overload", over);
+        System.err.printf("bench: %s overload %.0f/s per topic: %s%n", w.name(), 2 * best, brief(over));
+      }
+    }
+    stopSending();
+    drain();
+    putLoss(r);
+    r.put("closedConnections", all.stream().filter(WsClient::isClosed).count());
+    return r;
+  }
+
+  private Map<String, Object> measure(double seconds, double ratePerTopic) {
+    swapAll();
+    double cpu0 = probe.cpuSeconds();
+    double self0 = ServerProbe.selfCpuSeconds();
+    long t0 = System.nanoTime();
+    sleep(seconds);
+    EventLoop.Stats s = swapAll();
+    double elapsed = (System.nanoTime() - t0) / 1e9;
+    double cpu = probe.cpuSeconds() - cpu0;
+    double self = ServerProbe.selfCpuSeconds() - self0;
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("seconds", round(elapsed, 2));
+    m.put("intendedMsgPerS", round(ratePerTopic * w.topics(), 1));
+    m.put("offeredMsgPerS", round(s.offered / elapsed, 1));
+    m.put("skippedByGenerator", s.skipped);
+    m.put("deliveredMsgPerS", round(s.delivered / elapsed, 1));
+    m.put("deliveredMBps", round(s.deliveredBytes / elapsed / 1e6, 2));
+    double expected = (double) s.offered * w.fanOut();
+    double delivery = expected == 0 ? 0 : s.delivered / expected;
+    m.put("deliveryRatio", round(delivery, 4));
+    m.put("p50Ms", ms(s.latency.quantile(0.50)));
+    m.put("p90Ms", ms(s.latency.quantile(0.90)));
+    m.put("p99Ms", ms(s.latency.quantile(0.99)));
+    m.put("p999Ms", ms(s.latency.quantile(0.999)));
+    m.put("maxMs", ms(s.latency.max()));
+    m.put("lostInWindow", s.lost);
+    m.put("reorderedInWindow", s.reordered);
+    m.put("serverCpuPct", round(100 * cpu / elapsed, 1));
+    m.put("generatorCpuPct", round(100 * self / elapsed, 1));
+    m.put("serverRssMB", round(probe.rssBytes() / 1e6, 1));
+    long heap = probe.heapUsedBytes(false);
+    m.put("serverHeapMB", heap < 0 ? -1 : round(heap / 1e6, 1));
+    boolean generatorLimited = s.offered < 0.95 * ratePerTopic * w.topics() * elapsed && w.rate() > 0;
+    m.put("generatorLimited", generatorLimited);
+    m.put("pass", s.latency.quantile(0.99) <= opts.p99LimitMs * 1e6 && delivery >= opts.minDelivery);
+    return m;
+  }
+
+  private static String brief(Map<String, Object> m) {
+    return String.format(
+        "offered %s msg/s, delivered %s MB/s (%s), p99 %s ms, server cpu %s%%, generator cpu %s%%",
+        m.get("offeredMsgPerS"), m.get("deliveredMBps"), m.get("deliveryRatio"), m.get("p99Ms"),
+        m.get("serverCpuPct"), m.get("generatorCpuPct"));
+  }
+
+  private void putLoss(Map<String, Object> r) {
+    long lost = 0;
+    long reordered = 0;
+    long maxLostPerReader = 0;
+    long maxReorderedPerReader = 0;
+    for (WsClient reader : readers) {
+      long tail = 0;
+      EventLoop.Writer source = writerById(reader.expectWriter);
+      if (source != null) {
+        tail = Math.max(0, source.client.seq - 1 - reader.maxSeq);
+      }
+      long l = reader.lost + tail;
+      lost += l;
+      reordered += reader.reordered;
+      maxLostPerReader = Math.max(maxLostPerReader, l);
+      maxReorderedPerReader = Math.max(maxReorderedPerReader, reader.reordered);
+    }
+    r.put("readers", readers.size());
+    r.put("lostTotal", lost);
+    r.put("lostMaxPerReader", maxLostPerReader);
+    r.put("reorderedTotal", reordered);
+    r.put("reorderedMaxPerReader", maxReorderedPerReader);
+  }
+
+  private EventLoop.Writer writerById(int id) {
+    for (EventLoop.Writer wr : writers) {
+      if (wr.writerId == id) {
+        return wr;
+      }
+    }
+    return null;
+  }
+
+  // ---- W5
+
+  private Map<String, Object> idle() throws Exception {
+    Map<String, Object> r = new LinkedHashMap<>();
+    long heap0 = probe.heapUsedBytes(true);
+    long rss0 = probe.rssBytes();
+    List<Map<String, Object>> series = new ArrayList<>();
+    series.add(point(0, heap0, rss0));
+    int checkpoints = 5;
+    int perCheckpoint = Math.max(1, w.topics() / checkpoints);
+    long t0 = System.nanoTime();
+    int opened = 0;
+    while (opened < w.topics()) {
+      int n = Math.min(perCheckpoint, w.topics() - opened);
+      openTopics(n, opened);
+      opened += n;
+      series.add(point(all.size(), -2, probe.rssBytes()));
+    }
+    double connectSeconds = (System.nanoTime() - t0) / 1e9;
+    putConnect(r, connectSeconds);
+    sleep(Math.max(2, opts.warmup));
+    long heap1 = probe.heapUsedBytes(true);
+    long rss1 = probe.rssBytes();
+    series.add(point(all.size(), heap1, rss1));
+    long open = all.stream().filter(WsClient::isOpen).count();
+    r.put("openConnections", open);
+    r.put("serverHeapBaselineMB", round(heap0 / 1e6, 1));
+    r.put("serverHeapMB", round(heap1 / 1e6, 1));
+    r.put("serverRssBaselineMB", round(rss0 / 1e6, 1));
+    r.put("serverRssMB", round(rss1 / 1e6, 1));
+    r.put("heapPerConnectionKB", heap0 < 0 ? -1 : round((heap1 - heap0) / 1024.0 / all.size(), 2));
+    r.put("rssPerConnectionKB", round((rss1 - rss0) / 1024.0 / all.size(), 2));
+    r.put("memorySeries", series);
+    r.put("closedConnections", all.size() - open);
+    return r;
+  }
+
+  private static Map<String, Object> point(int connections, long heap, long rss) {
+    Map<String, Object> p = new LinkedHashMap<>();
+    p.put("connections", connections);
+    p.put("heapMB", heap < 0 ? null : round(heap / 1e6, 1));
+    p.put("rssMB", round(rss / 1e6, 1));
+    return p;
+  }
+
+  // ---- connections
+
+  /** Opens topics [from, from+count): all readers first, then the writers. */
+  private void openTopics(int count, Integer from) throws Exception {
+    int first = from == null ? 0 : from;
+    List<CompletableFuture<WsClient>> pending = new ArrayList<>();
+    Semaphore slots = new Semaphore(CONNECT_CONCURRENCY);
+    List<Runnable> writersToOpen = new ArrayList<>();
+    for (int t = first; t < first + count; t++) {
+      String topic = "bench-" + runId + "-" + t;
+      if (w.participants() > 0) {
+        for (int p = 0; p < w.participants(); p++) {
+          int writerId = t * 16 + p;
+          int peer = t * 16 + (1 - p);
+          WsClient c = connect(topic, Endpoints.Role.PARTICIPANT, p, peer, slots, pending);
+          readers.add(c);
+          addWriter(c, writerId);
+        }
+        continue;
+      }
+      int writerId = t * 16;
+      for (int i = 0; i < w.readers(); i++) {
+        readers.add(connect(topic, Endpoints.Role.READER, i, writerId, slots, pending));
+      }
+      String tp = topic;
+      writersToOpen.add(() -> {
+        try {
+          WsClient c = connect(tp, Endpoints.Role.WRITER, 0, -1, slots, pending);
+          addWriter(c, writerId);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+    }
+    awaitAll(pending);
+    pending.clear();
+    for (Runnable r : writersToOpen) {
+      r.run();
+    }
+    awaitAll(pending);
+  }
+
+  private WsClient connect(
+      String topic, Endpoints.Role role, int index, int expectWriter, Semaphore slots, List<CompletableFuture<WsClient>> pending)
+      throws InterruptedException {
+    if (!slots.tryAcquire(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("connections did not open within " + CONNECT_TIMEOUT_SECONDS + " s");
+    }
+    EventLoop loop = loops[placement(role)];
+    WsClient c = new WsClient(nextId(), loop, expectWriter);
+    c.connectStartNanos = System.nanoTime();
+    CompletableFuture<WsClient> opened =
+        endpoints.uri(topic, role, index)
+            .thenCompose(
+                uri -> {
+                  c.uri = uri;
+                  loop.call(() -> { c.start(); return null; });
+                  return c.opened;
+                })
+            .whenComplete((ignored, e) -> slots.release());
+    pending.add(opened);
+    return c;
+  }
+
+  private int placement(Endpoints.Role role) {
+    if (w.rate() == 0 && !w.idle() && loops.length > 1) {
+      return role == Endpoints.Role.WRITER ? 0 : 1; // W3: writer and reader on their own threads
+    }
+    return nextId % loops.length;
+  }
+
+  private synchronized int nextId() {
+    return nextId++;
+  }
+
+  private void awaitAll(List<CompletableFuture<WsClient>> pending) throws Exception {
+    for (CompletableFuture<WsClient> f : pending) {
+      WsClient c;
+      try {
+        c = f.get(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        throw new IllegalStateException("a connection did not open: " + rootMessage(e), e);
+      }
+      synchronized (all) {
+        all.add(c);
+        connectNanos.add(c.connectNanos);
+      }
+    }
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t.getMessage();
+  }
+
+  private void addWriter(WsClient c, int writerId) {
+    EventLoop.Writer wr = new EventLoop.Writer(c, writerId, Math.max(w.size(), WsClient.HEAD), filler());
+    writers.add(wr);
+  }
+
+  private ByteBuffer fillerBuffer;
+
+  private ByteBuffer filler() {
+    if (fillerBuffer == null) {
+      fillerBuffer = BenchCommand.filler(Math.max(w.size(), WsClient.HEAD));
+    }
+    return fillerBuffer;
+  }
+
+  private void putConnect(Map<String, Object> r, double seconds) {
+    long[] sorted = connectNanos.stream().mapToLong(Long::longValue).sorted().toArray();
+    r.put("connections", sorted.length);
+    r.put("connectSeconds", round(seconds, 2));
+    r.put("connectsPerS", round(sorted.length / Math.max(seconds, 1e-9), 1));
+    r.put("connectP50Ms", sorted.length == 0 ? 0 : ms(sorted[sorted.length / 2]));
+    r.put("connectP99Ms", sorted.length == 0 ? 0 : ms(sorted[(int) Math.min(sorted.length - 1, sorted.length * 0.99)]));
+    r.put("connectMaxMs", sorted.length == 0 ? 0 : ms(sorted[sorted.length - 1]));
+  }
+
+  // ---- pacing
+
+  private void startSending(double ratePerWriter) {
+    long now = System.nanoTime();
+    for (EventLoop.Writer wr : writers) {
+      EventLoop loop = wr.client.loop;
+      if (w.rate() == 0) {
+        wr.creditFrom = readers.stream().filter(r -> r.expectWriter == wr.writerId).findFirst().orElseThrow();
+        wr.window = opts.window;
+      }
+      long period = ratePerWriter > 0 ? (long) (1e9 / ratePerWriter) : 0;
+      wr.phaseNanos = period == 0 ? 0 : ThreadLocalRandom.current().nextLong(period);
+      loop.call(() -> { loop.addWriter(wr); return null; }).join();
+    }
+    for (EventLoop l : loops) {
+      l.call(() -> { l.setRate(ratePerWriter, now); l.setSending(true); return null; }).join();
+    }
+  }
+
+  private void setRate(double ratePerWriter) {
+    long now = System.nanoTime();
+    for (EventLoop l : loops) {
+      l.call(() -> { l.setRate(ratePerWriter, now); return null; }).join();
+    }
+  }
+
+  private void stopSending() {
+    for (EventLoop l : loops) {
+      l.call(() -> { l.setSending(false); return null; }).join();
+    }
+  }
+
+  /** Waits until the readers stop receiving (at most {@link #DRAIN_MILLIS}). */
+  private void drain() {
+    long deadline = System.currentTimeMillis() + DRAIN_MILLIS;
+    long last = -1;
+    while (System.currentTimeMillis() < deadline) {
+      long now = readers.stream().mapToLong(c -> c.received).sum();
+      if (now == last) {
+        break;
+      }
+      last = now;
+      sleep(0.2);
+    }
+  }
+
+  private EventLoop.Stats swapAll() {
+    EventLoop.Stats total = new EventLoop.Stats();
+    for (EventLoop l : loops) {
+      total.add(l.call(l::swapStats).join());
+    }
+    return total;
+  }
+
+  private static void sleep(double seconds) {
+    try {
+      Thread.sleep((long) (seconds * 1000));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static double ms(long nanos) {
+    return round(nanos / 1e6, 3);
+  }
+
+  static double round(double v, int digits) {
+    double f = Math.pow(10, digits);
+    return Math.round(v * f) / f;
+  }
+
+  @SuppressWarnings("unused")
+  private static String describe(long[] a) {
+    return Arrays.toString(a);
+  }
+}

@@ -1,0 +1,105 @@
+package io.relay.bench;
+
+import com.auth0.jwt.JWT;
+import com.auth0.jwt.algorithms.Algorithm;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Where a benchmark connection goes. For the relay: through the real access API, one fresh
+ * one-time code per connection (tokens are minted here, one per topic and role). For nginx+nchan:
+ * a WebSocket publisher on /pub/{topic}, subscribers on /sub/{topic}, and for chat a pub/sub
+ * location per participant that publishes to its own channel and reads its peer's.
+ */
+interface Endpoints {
+  enum Role { WRITER, READER, PARTICIPANT }
+
+  CompletableFuture<URI> uri(String topic, Role role, int index);
+
+  /** The relay's access API. */
+  final class Relay implements Endpoints {
+    private static final Pattern URI_FIELD = Pattern.compile("\"uri\"\\s*:\\s*\"([^\"]+)\"");
+    private final URI access;
+    private final Algorithm key;
+    private final String audience;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final Map<String, String> tokens = new ConcurrentHashMap<>();
+
+    Relay(URI access, String secret, String audience) {
+      this.access = access;
+      this.key = Algorithm.HMAC256(secret);
+      this.audience = audience;
+    }
+
+    @Override
+    public CompletableFuture<URI> uri(String topic, Role role, int index) {
+      String token = tokens.computeIfAbsent(topic + " " + role, k -> token(topic, role));
+      HttpRequest request =
+          HttpRequest.newBuilder(access.resolve("/session/" + topic))
+              .timeout(Duration.ofSeconds(30))
+              .header("Authorization", token)
+              .POST(HttpRequest.BodyPublishers.noBody())
+              .build();
+      return http.sendAsync(request, HttpResponse.BodyHandlers.ofString())
+          .thenApply(
+              response -> {
+                Matcher m = URI_FIELD.matcher(response.body());
+                if (response.statusCode() != 200 || !m.find()) {
+                  // the body is a JSON error; it never carries a code
+                  throw new IllegalStateException("access API answered " + response.statusCode() + ": " + response.body());
+                }
+                return URI.create(m.group(1));
+              });
+    }
+
+    private String token(String topic, Role role) {
+      List<String> scopes =
+          switch (role) {
+            case WRITER -> List.of("write");
+            case READER -> List.of("read");
+            case PARTICIPANT -> List.of("read", "write");
+          };
+      Instant now = Instant.now();
+      return JWT.create()
+          .withAudience(audience)
+          .withIssuedAt(now)
+          .withNotBefore(now)
+          .withExpiresAt(now.plus(Duration.ofHours(2)))
+          .withClaim("prefix", "session")
+          .withClaim("topic", topic)
+          .withClaim("scopes", scopes)
+          .withClaim("booking_id", "bench")
+          .sign(key);
+    }
+  }
+
+  /** nginx with the nchan module, configured by cluster-config/bench/nchan.conf. */
+  final class Nchan implements Endpoints {
+    private final URI base;
+
+    Nchan(URI base) {
+      this.base = base;
+    }
+
+    @Override
+    public CompletableFuture<URI> uri(String topic, Role role, int index) {
+      String path =
+          switch (role) {
+            case WRITER -> "/pub/" + topic;
+            case READER -> "/sub/" + topic;
+            case PARTICIPANT -> "/chat/" + topic + "/" + index + "/" + (1 - index);
+          };
+      return CompletableFuture.completedFuture(URI.create("ws://" + base.getHost() + ":" + base.getPort() + path));
+    }
+  }
+}
