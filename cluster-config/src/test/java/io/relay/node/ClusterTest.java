@@ -139,6 +139,24 @@ class ClusterTest {
   }
 
   @Test
+  void theDenyListSurvivesWhenANodeIsReplaced() {
+    long exp = Instant.now().plusSeconds(600).getEpochSecond();
+    String admin = Tokens.admin("relay:admin");
+    assertEquals(204, new AccessClient(b).post("/bids/deny?bid=survivor&exp=" + exp, admin).status());
+    String pending = uri(a, "cluster/survivor", "survivor-ok", "read");
+    try (TestNode replacement = TestNode.joining(a, TIMINGS)) {
+      AccessClient.Answer listed = new AccessClient(replacement).get("/bids/deny", admin);
+      assertTrue(listed.body().get("booking_ids").toString().contains("survivor"), "a node that joins later has the deny list: " + listed.body());
+      String token = Tokens.sign(Tokens.session("cluster/survivor", List.of("read"), "survivor").build());
+      assertEquals(400, new AccessClient(replacement).post("/session/cluster/survivor", token).status(), "it refuses the denied booking");
+      String onReplacement = pending.replace(":" + a.relayPort + "/", ":" + replacement.relayPort + "/");
+      try (Participant allowed = Participant.connect(onReplacement)) {
+        assertFalse(allowed.isClosed(), "other bookings' codes still work on it");
+      }
+    }
+  }
+
+  @Test
   void whenTwoNodesTakeATopicAtOnceExactlyOneKeepsIt() throws Exception {
     String topic = "cluster/contested";
     String onA = uri(a, topic, "booking-1", "read", "write");

@@ -1,6 +1,7 @@
 package io.relay.codes;
 
 import io.relay.RelaySettings;
+import io.relay.ddata.ReplicatedMaps;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -311,20 +312,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
             .toList();
     if (!expired.isEmpty()) {
       redemptionReplicator.askUpdate(
-          replyTo ->
-              new Replicator.Update<>(
-                  success.key(),
-                  LWWMap.create(),
-                  Replicator.writeLocal(),
-                  replyTo,
-                  map -> {
-                    LWWMap<String, Long> result = map;
-                    for (String key : expired) {
-                      result = result.remove(self, key);
-                    }
-                    return result;
-                  }),
-          Ignored::new);
+          replyTo -> ReplicatedMaps.removeLocally(success.key(), expired, self, replyTo), Ignored::new);
     }
     return this;
   }
@@ -340,21 +328,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
             .map(Map.Entry::getKey)
             .toList();
     if (!expired.isEmpty()) {
-      replicator.askUpdate(
-          replyTo ->
-              new Replicator.Update<>(
-                  success.key(),
-                  LWWMap.create(),
-                  Replicator.writeLocal(),
-                  replyTo,
-                  map -> {
-                    LWWMap<String, CodeGrant> result = map;
-                    for (String code : expired) {
-                      result = result.remove(self, code);
-                    }
-                    return result;
-                  }),
-          Ignored::new);
+      replicator.askUpdate(replyTo -> ReplicatedMaps.removeLocally(success.key(), expired, self, replyTo), Ignored::new);
     }
     return this;
   }

@@ -1,6 +1,7 @@
 package io.relay.deny;
 
 import io.relay.RelaySettings;
+import io.relay.ddata.ReplicatedMaps;
 import io.relay.topic.Cancel;
 import io.relay.topic.TopicRegistry;
 import java.util.HashMap;
@@ -245,21 +246,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
             .map(Map.Entry::getKey)
             .toList();
     if (!expired.isEmpty()) {
-      replicator.askUpdate(
-          replyTo ->
-              new Replicator.Update<>(
-                  KEY,
-                  LWWMap.create(),
-                  Replicator.writeLocal(),
-                  replyTo,
-                  map -> {
-                    LWWMap<String, BookingState> result = map;
-                    for (String bookingId : expired) {
-                      result = result.remove(self, bookingId);
-                    }
-                    return result;
-                  }),
-          Ignored::new);
+      replicator.askUpdate(replyTo -> ReplicatedMaps.removeLocally(KEY, expired, self, replyTo), Ignored::new);
     }
     return this;
   }

@@ -23,6 +23,7 @@ import org.apache.pekko.http.impl.engine.ws.FrameEvent;
 import org.apache.pekko.http.impl.engine.ws.FrameStart;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Graph;
+import org.slf4j.spi.LoggingEventBuilder;
 
 /**
  * One hosted topic: owns its connections and their permissions, publishes its readers to the
@@ -141,16 +142,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     shared.directory().add(connection);
     shared.metrics().connectionsOpened.inc();
     Connection.Grant grant = connection.grant();
-    context
-        .getLog()
-        .atInfo()
-        .addKeyValue("topic", topic)
-        .addKeyValue("booking", grant.bookingId())
-        .addKeyValue("scopes", String.join(",", grant.scopes()))
-        .addKeyValue("node", shared.node())
-        .addKeyValue("remote", grant.remoteAddr())
-        .addKeyValue("connection", connection.id())
-        .log("connection opened");
+    logEntry(connection).log("connection opened");
     Duration untilExpiry = Duration.between(Instant.now(), grant.expiresAt());
     timers.startSingleTimer(
         new Expire(connection.id()), untilExpiry.isNegative() ? Duration.ZERO : untilExpiry);
@@ -167,17 +159,8 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
       return this;
     }
     forget(connection);
-    Connection.Grant grant = connection.grant();
-    context
-        .getLog()
-        .atInfo()
-        .addKeyValue("topic", topic)
-        .addKeyValue("booking", grant.bookingId())
-        .addKeyValue("scopes", String.join(",", grant.scopes()))
-        .addKeyValue("node", shared.node())
-        .addKeyValue("remote", grant.remoteAddr())
-        .addKeyValue("connection", connection.id())
-        .addKeyValue("duration_s", Duration.between(grant.connectedAt(), Instant.now()).toSeconds())
+    logEntry(connection)
+        .addKeyValue("duration_s", Duration.between(connection.grant().connectedAt(), Instant.now()).toSeconds())
         .addKeyValue("reason", left.reason())
         .log("connection closed");
     int code = connection.closeCode();
@@ -186,6 +169,20 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
       registry.tell(new TopicRegistry.TopicIdle(topic, context.getSelf(), joins));
     }
     return this;
+  }
+
+  /** A log entry about a connection, with the fields every such line carries (never a code or token). */
+  private LoggingEventBuilder logEntry(Connection connection) {
+    Connection.Grant grant = connection.grant();
+    return context
+        .getLog()
+        .atInfo()
+        .addKeyValue("topic", topic)
+        .addKeyValue("booking", grant.bookingId())
+        .addKeyValue("scopes", String.join(",", grant.scopes()))
+        .addKeyValue("node", shared.node())
+        .addKeyValue("remote", grant.remoteAddr())
+        .addKeyValue("connection", connection.id());
   }
 
   private void forget(Connection connection) {
