@@ -32,7 +32,7 @@ interface Endpoints {
     private final URI access;
     private final Algorithm key;
     private final String audience;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
     private final Map<String, String> tokens = new ConcurrentHashMap<>();
 
     Relay(URI access, String secret, String audience) {

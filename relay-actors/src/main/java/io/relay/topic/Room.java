@@ -10,8 +10,11 @@ import org.apache.pekko.http.impl.engine.ws.FrameStart;
  * <p>This is the data path: a writer hands each message to every other reader's outbound queue
  * directly, as one shared frame object, with no actor hop and no copy per reader. Only the topic
  * actor replaces the reader array; writers read whichever array is current.
+ *
+ * <p>Public only so that the JMH benchmarks of the per-frame path (relay-actors' tests, package
+ * {@code io.relay.jmh}) can drive it; in a node only the topic actor and the connection streams do.
  */
-final class Room {
+public final class Room {
   private static final Connection[] NONE = new Connection[0];
 
   private final RelayMetrics metrics;
@@ -22,7 +25,7 @@ final class Room {
    * @param onUpdateRequest for the stats topic: run on {@code {"cmd":"update"}}, and messages are
    *     not relayed; null for every other topic
    */
-  Room(RelayMetrics metrics, Runnable onUpdateRequest) {
+  public Room(RelayMetrics metrics, Runnable onUpdateRequest) {
     this.metrics = metrics;
     this.onUpdateRequest = onUpdateRequest;
   }
@@ -31,12 +34,12 @@ final class Room {
     return readers;
   }
 
-  void setReaders(Connection[] readers) {
+  public void setReaders(Connection[] readers) {
     this.readers = readers;
   }
 
   /** Offers one message to every reader except its sender. */
-  void fanOut(Connection sender, FrameStart frame) {
+  public void fanOut(Connection sender, FrameStart frame) {
     if (onUpdateRequest != null) {
       if (StatsFrames.isUpdateRequest(frame.data())) {
         onUpdateRequest.run();
