@@ -33,7 +33,9 @@ public final class Unmasker {
     // contiguous ByteStrings the frame parser hands over), write them unmasked into the one new
     // array; native byte order, so no byte swapping per eight bytes
     int length = data.length();
-    if (length < SMALL) {
+    if (length < SMALL || data instanceof ByteString.ByteStrings) {
+      // small, or a rope of pieces (a frame that spanned socket reads), whose buffer view
+      // would be a copy anyway: copy once and unmask the copy in place
       byte[] bytes = data.toArray();
       unmaskInPlace(bytes, mask, offset);
       return ByteString.fromArrayUnsafe(bytes);
