@@ -58,6 +58,13 @@ class RelayJarIT {
 
   @Test
   void servesAClientWithinSecondsWithOnlyTheSecretSet() throws Exception {
+    for (int port : new int[] {3000, 3001, 8558, 25520}) {
+      try (java.net.ServerSocket probe = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+        probe.setReuseAddress(true);
+      } catch (IOException inUse) {
+        throw new AssertionError("port " + port + " is in use: this test runs the jar on its default ports; stop what holds it", inUse);
+      }
+    }
     Path log = log("relay-node");
     Process node = run(Map.of("RELAY_SECRET", SECRET), log);
     Path tokenOut = Files.createTempFile("relay-token", ".out");
@@ -102,10 +109,21 @@ class RelayJarIT {
   @Test
   void logsOneJsonObjectPerLineWhenAsked() throws Exception {
     Path log = log("relay-json");
-    run(Map.of("RELAY_SECRET", SECRET, "RELAY_LOG_FORMAT", "json"), log);
+    int access = TestNode.freePort();
+    int relay = TestNode.freePort();
+    run(
+        Map.of(
+            "RELAY_SECRET", SECRET,
+            "RELAY_LOG_FORMAT", "json",
+            "RELAY_PORT_ACCESS", String.valueOf(access),
+            "RELAY_PORT_RELAY", String.valueOf(relay),
+            "RELAY_PORT_MANAGEMENT", String.valueOf(TestNode.freePort()),
+            "RELAY_PORT_REMOTE", String.valueOf(TestNode.freePort()),
+            "RELAY_URL", "ws://127.0.0.1:" + relay),
+        log);
     String token = Tokens.sign(Tokens.session("demo", java.util.List.of("read", "write"), "booking-json").audience("http://127.0.0.1:3000").build(), SECRET);
     String[] uri = new String[1];
-    Waits.await("the access API answers with a relay URI (log: " + log + ")", Duration.ofSeconds(30), () -> (uri[0] = postSession(token)) != null);
+    Waits.await("the access API answers with a relay URI (log: " + log + ")", Duration.ofSeconds(30), () -> (uri[0] = postSession(access, token)) != null);
     try (Participant p = Participant.connect(uri[0])) {
       Waits.await("the connection's opening is logged", Duration.ofSeconds(10), () -> contains(log, "connection opened"));
     }
@@ -135,10 +153,14 @@ class RelayJarIT {
   }
 
   private String postSession(String token) {
+    return postSession(3000, token);
+  }
+
+  private String postSession(int accessPort, String token) {
     try {
       HttpResponse<String> response =
           http.send(
-              HttpRequest.newBuilder(URI.create("http://127.0.0.1:3000/session/demo"))
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + accessPort + "/session/demo"))
                   .header("Authorization", token)
                   .POST(HttpRequest.BodyPublishers.noBody())
                   .build(),
