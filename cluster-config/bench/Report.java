@@ -102,6 +102,13 @@ public class Report {
         md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s / %s | %s | %s |%n", r.get("label"), fmt(o.get("rate")), fmt(o.get("deliveredMBps")), fmt(o.get("deliveryRatio")),
             fmt(o.get("p99Ms")), fmt(o.get("openConnections")), fmt(o.get("connections")), fmt(o.get("serverDroppedFrames")), fmt(o.get("serverHeapMB"))));
       }
+      for (Map<String, Object> r : w4) {
+        if (!str(r.get("label")).startsWith("relay") || r.get("overload") == null) continue;
+        Map<String, Object> o = obj(r.get("overload"));
+        boolean ok = num(o.get("openConnections")) == num(o.get("connections")) && num(o.get("serverHeapMB")) < 1024 && num(o.get("serverDroppedFrames")) >= 0;
+        md.append(String.format(Locale.ROOT, "%nRelay at twice its highest passing rate: %s of %s connections open, heap %s MB (limit 1024), %s frames dropped and counted by the server: graceful degradation %s.%n",
+            fmt(o.get("openConnections")), fmt(o.get("connections")), fmt(o.get("serverHeapMB")), fmt(o.get("serverDroppedFrames")), ok ? "**holds**" : "**does not hold**"));
+      }
       md.append("\n");
       chart(lat, "W4: p99 latency against delivered load", "delivered MB/s", "p99 latency, ms (log)", dir.resolve(base + "-latency.png").toFile(), true);
       md.append("![W4 p99 latency against load](" + base + "-latency.png)\n\n");
@@ -126,10 +133,32 @@ public class Report {
         }
         mem.addSeries(s);
       }
+      double heapPer = best(w5, "relay", "heapPerConnectionKB", false);
+      double heapWorst = best(w5, "relay", "heapPerConnectionKB", true);
+      md.append(String.format(Locale.ROOT, "%nW5 relay heap per idle connection: %.1f-%.1f KB (goal <= 16 KiB = 16.4 KB): goal %s. RSS per connection relay %.1f KB, nchan %.1f KB.%n",
+          heapPer, heapWorst, heapWorst <= 16.384 ? "**met**" : "**not met**, " + String.format(Locale.ROOT, "%.1fx", heapPer / 16.384),
+          best(w5, "relay", "rssPerConnectionKB", false), best(w5, "nchan", "rssPerConnectionKB", false)));
       md.append("\nHeap is measured after a full GC (`jcmd GC.run`, then `GC.heap_info`); RSS from /proc (nginx: master and workers).\n\n");
       chart(mem, "W5: server memory against idle connections", "connections", "RSS, MB", dir.resolve(base + "-memory.png").toFile(), false);
       md.append("![W5 memory against connections](" + base + "-memory.png)\n\n");
     }
+    long lostBelow = 0, reorderedBelow = 0;
+    for (Map<String, Object> x : rows) {
+      String w = str(x.get("workload"));
+      if (w.equals("W1") || w.equals("W2") || w.equals("W3")) {
+        lostBelow += (long) num(x.get("lostTotal"));
+        reorderedBelow += (long) num(x.get("reorderedTotal"));
+      } else if (w.equals("W4")) {
+        for (Object o : list(x.get("steps"))) {
+          Map<String, Object> st = obj(o);
+          if (Boolean.TRUE.equals(st.get("pass"))) {
+            lostBelow += (long) num(st.get("lostInWindow"));
+            reorderedBelow += (long) num(st.get("reorderedInWindow"));
+          }
+        }
+      }
+    }
+    md.append(String.format(Locale.ROOT, "## Loss and order%n%nFrames lost in W1-W3 and in W4's passing steps, all servers and runs: %d; reordered: %d (goal: none).%n%n", lostBelow, reorderedBelow));
     if (notes != null && Files.exists(notes)) {
       md.append(Files.readString(notes)).append("\n");
     }
