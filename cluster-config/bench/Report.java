@@ -73,7 +73,7 @@ public class Report {
         String label = str(r.get("label"));
         int run = runs.merge(label, 1, Integer::sum);
         Map<String, Object> pass = null;
-        XYSeries s = new XYSeries(label + " run " + run);
+        XYSeries s = new XYSeries(label + " run " + run, false, true); // in step order
         for (Object o : list(r.get("steps"))) {
           Map<String, Object> st = obj(o);
           s.add(num(st.get("deliveredMBps")), Math.max(0.01, num(st.get("p99Ms"))));
@@ -210,8 +210,9 @@ public class Report {
     JFreeChart chart = ChartFactory.createXYLineChart(title, x, y, data, PlotOrientation.VERTICAL, true, false, false);
     XYPlot plot = chart.getXYPlot();
     if (logY) {
-      org.jfree.chart.axis.LogAxis axis = new org.jfree.chart.axis.LogAxis(y);
-      axis.setSmallestValue(0.01);
+      org.jfree.chart.axis.LogarithmicAxis axis = new org.jfree.chart.axis.LogarithmicAxis(y);
+      axis.setStrictValuesFlag(false);
+      axis.setExpTickLabelsFlag(false);
       plot.setRangeAxis(axis);
     }
     XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
