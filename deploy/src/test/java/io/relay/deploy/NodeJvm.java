@@ -1,8 +1,9 @@
 package io.relay.deploy;
 
+import io.relay.node.LoopbackPorts;
+
 import io.relay.harness.Await;
 import io.relay.harness.ManagedProcess;
-import io.relay.harness.Ports;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -18,10 +19,10 @@ import java.util.Map;
 /** A node JVM from the built relay.jar on free loopback ports, killed by pid on close. */
 final class NodeJvm implements AutoCloseable {
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-  final int accessPort = Ports.free();
-  final int relayPort = Ports.free();
-  final int managementPort = Ports.free();
-  final int remotePort = Ports.free();
+  final int accessPort = LoopbackPorts.free();
+  final int relayPort = LoopbackPorts.free();
+  final int managementPort = LoopbackPorts.free();
+  final int remotePort = LoopbackPorts.free();
   private final String name;
   private ManagedProcess process;
 

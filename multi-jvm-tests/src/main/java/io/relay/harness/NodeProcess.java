@@ -1,5 +1,7 @@
 package io.relay.harness;
 
+import io.relay.node.LoopbackPorts;
+
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,10 +19,10 @@ public final class NodeProcess implements AutoCloseable {
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   public final String name;
-  public final int accessPort = Ports.free();
-  public final int relayPort = Ports.free();
-  public final int managementPort = Ports.free();
-  public final int remotePort = Ports.free();
+  public final int accessPort = LoopbackPorts.free();
+  public final int relayPort = LoopbackPorts.free();
+  public final int managementPort = LoopbackPorts.free();
+  public final int remotePort = LoopbackPorts.free();
   private final ManagedProcess process;
 
   /**

@@ -1,5 +1,7 @@
 package io.relay.harness;
 
+import io.relay.node.LoopbackPorts;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -18,8 +20,8 @@ import java.util.stream.Collectors;
  * workers, as a production reload does.
  */
 public abstract class Proxy implements AutoCloseable {
-  public final int relayPort = Ports.free();
-  public final int accessPort = Ports.free();
+  public final int relayPort = LoopbackPorts.free();
+  public final int accessPort = LoopbackPorts.free();
   protected final HarnessConfig config;
   protected final Path dir;
   private ManagedProcess process;
