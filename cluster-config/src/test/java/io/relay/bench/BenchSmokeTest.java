@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.node.Waits;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -105,25 +106,24 @@ class BenchSmokeTest {
     return new ObjectMapper().readTree(lines.get(lines.size() - 1));
   }
 
-  private static void awaitReady(Duration timeout) throws Exception {
+  private static void awaitReady(Duration timeout) {
     HttpClient http = HttpClient.newHttpClient();
-    long deadline = System.nanoTime() + timeout.toNanos();
     URI ready = URI.create("http://127.0.0.1:" + managementPort + "/ready");
-    while (System.nanoTime() < deadline) {
+    Waits.await("the benchmark's node is ready", timeout, () -> {
       if (!node.isAlive()) {
-        throw new AssertionError("the node exited with " + node.exitValue() + ": " + Files.readString(dir.resolve("node.log")));
+        throw new AssertionError("the node exited with " + node.exitValue() + "; see " + dir.resolve("node.log"));
       }
       try {
-        if (http.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-          return;
-        }
+        return http.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
       } catch (IOException e) {
-        // not listening yet
+        return false;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
       }
-      Thread.sleep(200);
-    }
-    throw new AssertionError("the node was not ready within " + timeout);
+    });
   }
+
 
   private static int freePort() {
     return io.relay.node.LoopbackPorts.free();

@@ -4,13 +4,13 @@ import java.time.Duration;
 import java.util.function.Supplier;
 
 /** Deadline-bound polling for tests: every wait says what did not happen. */
-final class Waits {
+public final class Waits {
   private static final long POLL_MILLIS = 50;
 
   private Waits() {}
 
   /** Polls {@code condition} until true, or fails with {@code what} after {@code timeout}. */
-  static void await(String what, Duration timeout, Supplier<Boolean> condition) {
+  public static void await(String what, Duration timeout, Supplier<Boolean> condition) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {
       if (condition.get()) {
@@ -22,7 +22,7 @@ final class Waits {
   }
 
   /** One polling interval. */
-  static void pause() {
+  public static void pause() {
     try {
       Thread.sleep(POLL_MILLIS);
     } catch (InterruptedException e) {
