@@ -1,23 +1,16 @@
 package io.relay.bench;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
- * One workload run: opens the connections (readers before writers), paces the writers, measures
+ * One workload run: opens its connections (see {@link BenchConnections}), paces the writers, measures
  * windows and returns the figures as a map for the JSON result. Every wait is bounded.
  */
 final class BenchRun {
-  private static final int CONNECT_CONCURRENCY = 64;
-  private static final long CONNECT_TIMEOUT_SECONDS = 60;
   private static final long DRAIN_MILLIS = 3000;
 
   private final Workload w;
@@ -25,12 +18,10 @@ final class BenchRun {
   private final ServerProbe probe;
   private final BenchCommand opts;
   private final EventLoop[] loops;
-  private final String runId = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
-  private final List<WsClient> readers = new ArrayList<>();
-  private final List<EventLoop.Writer> writers = new ArrayList<>();
-  private final List<WsClient> all = new ArrayList<>();
-  private final List<Long> connectNanos = new ArrayList<>();
-  private int nextId;
+  private final BenchConnections connections;
+  private final List<WsClient> readers;
+  private final List<EventLoop.Writer> writers;
+  private final List<WsClient> all;
 
   BenchRun(Workload w, Endpoints endpoints, ServerProbe probe, BenchCommand opts) {
     this.w = w;
@@ -41,6 +32,10 @@ final class BenchRun {
     for (int i = 0; i < loops.length; i++) {
       loops[i] = new EventLoop("bench-loop-" + i);
     }
+    this.connections = new BenchConnections(w, endpoints, loops);
+    this.readers = connections.readers;
+    this.writers = connections.writers;
+    this.all = connections.all;
   }
 
   Map<String, Object> execute() throws Exception {
@@ -61,9 +56,9 @@ final class BenchRun {
   private Map<String, Object> traffic() throws Exception {
     Map<String, Object> r = new LinkedHashMap<>();
     long t0 = System.nanoTime();
-    openTopics(w.topics(), null);
+    connections.openTopics(w.topics(), 0);
     double connectSeconds = (System.nanoTime() - t0) / 1e9;
-    putConnect(r, connectSeconds);
+    connections.putConnect(r, connectSeconds);
     if (w.steps().isEmpty()) {
       double perWriter = w.participants() > 0 ? w.rate() / w.participants() : w.rate();
       startSending(perWriter);
@@ -210,12 +205,12 @@ final class BenchRun {
     int opened = 0;
     while (opened < w.topics()) {
       int n = Math.min(perCheckpoint, w.topics() - opened);
-      openTopics(n, opened);
+      connections.openTopics(n, opened);
       opened += n;
       series.add(point(all.size(), -2, probe.rssBytes()));
     }
     double connectSeconds = (System.nanoTime() - t0) / 1e9;
-    putConnect(r, connectSeconds);
+    connections.putConnect(r, connectSeconds);
     sleep(Math.max(2, opts.warmup));
     long heap1 = probe.heapUsedBytes(true);
     long rss1 = probe.rssBytes();
@@ -239,128 +234,6 @@ final class BenchRun {
     p.put("heapMB", heap < 0 ? null : round(heap / 1e6, 1));
     p.put("rssMB", round(rss / 1e6, 1));
     return p;
-  }
-
-  // ---- connections
-
-  /** Opens topics [from, from+count): all readers first, then the writers. */
-  private void openTopics(int count, Integer from) throws Exception {
-    int first = from == null ? 0 : from;
-    List<CompletableFuture<WsClient>> pending = new ArrayList<>();
-    Semaphore slots = new Semaphore(CONNECT_CONCURRENCY);
-    List<Runnable> writersToOpen = new ArrayList<>();
-    for (int t = first; t < first + count; t++) {
-      String topic = "bench-" + runId + "-" + t;
-      if (w.participants() > 0) {
-        for (int p = 0; p < w.participants(); p++) {
-          int writerId = t * 16 + p;
-          int peer = t * 16 + (1 - p);
-          WsClient c = connect(topic, Endpoints.Role.PARTICIPANT, p, peer, slots, pending);
-          readers.add(c);
-          addWriter(c, writerId);
-        }
-        continue;
-      }
-      int writerId = t * 16;
-      for (int i = 0; i < w.readers(); i++) {
-        readers.add(connect(topic, Endpoints.Role.READER, i, writerId, slots, pending));
-      }
-      String tp = topic;
-      writersToOpen.add(() -> {
-        try {
-          WsClient c = connect(tp, Endpoints.Role.WRITER, 0, -1, slots, pending);
-          addWriter(c, writerId);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
-    }
-    awaitAll(pending);
-    pending.clear();
-    for (Runnable r : writersToOpen) {
-      r.run();
-    }
-    awaitAll(pending);
-  }
-
-  private WsClient connect(
-      String topic, Endpoints.Role role, int index, int expectWriter, Semaphore slots, List<CompletableFuture<WsClient>> pending)
-      throws InterruptedException {
-    if (!slots.tryAcquire(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-      throw new IllegalStateException("connections did not open within " + CONNECT_TIMEOUT_SECONDS + " s");
-    }
-    EventLoop loop = loops[placement(role)];
-    WsClient c = new WsClient(nextId(), loop, expectWriter);
-    c.connectStartNanos = System.nanoTime();
-    CompletableFuture<WsClient> opened =
-        endpoints.uri(topic, role, index)
-            .thenCompose(
-                uri -> {
-                  c.uri = uri;
-                  loop.call(() -> { c.start(); return null; });
-                  return c.opened;
-                })
-            .whenComplete((ignored, e) -> slots.release());
-    pending.add(opened);
-    return c;
-  }
-
-  private int placement(Endpoints.Role role) {
-    if (w.rate() == 0 && !w.idle() && loops.length > 1) {
-      return role == Endpoints.Role.WRITER ? 0 : 1; // W3: writer and reader on their own threads
-    }
-    return nextId % loops.length;
-  }
-
-  private synchronized int nextId() {
-    return nextId++;
-  }
-
-  private void awaitAll(List<CompletableFuture<WsClient>> pending) throws Exception {
-    for (CompletableFuture<WsClient> f : pending) {
-      WsClient c;
-      try {
-        c = f.get(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-      } catch (Exception e) {
-        throw new IllegalStateException("a connection did not open: " + rootMessage(e), e);
-      }
-      synchronized (all) {
-        all.add(c);
-        connectNanos.add(c.connectNanos);
-      }
-    }
-  }
-
-  private static String rootMessage(Throwable e) {
-    Throwable t = e;
-    while (t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t.getMessage();
-  }
-
-  private void addWriter(WsClient c, int writerId) {
-    EventLoop.Writer wr = new EventLoop.Writer(c, writerId, Math.max(w.size(), WsClient.HEAD), filler());
-    writers.add(wr);
-  }
-
-  private ByteBuffer fillerBuffer;
-
-  private ByteBuffer filler() {
-    if (fillerBuffer == null) {
-      fillerBuffer = BenchCommand.filler(Math.max(w.size(), WsClient.HEAD));
-    }
-    return fillerBuffer;
-  }
-
-  private void putConnect(Map<String, Object> r, double seconds) {
-    long[] sorted = connectNanos.stream().mapToLong(Long::longValue).sorted().toArray();
-    r.put("connections", sorted.length);
-    r.put("connectSeconds", round(seconds, 2));
-    r.put("connectsPerS", round(sorted.length / Math.max(seconds, 1e-9), 1));
-    r.put("connectP50Ms", sorted.length == 0 ? 0 : ms(sorted[sorted.length / 2]));
-    r.put("connectP99Ms", sorted.length == 0 ? 0 : ms(sorted[(int) Math.min(sorted.length - 1, sorted.length * 0.99)]));
-    r.put("connectMaxMs", sorted.length == 0 ? 0 : ms(sorted[sorted.length - 1]));
   }
 
   // ---- pacing
@@ -425,7 +298,7 @@ final class BenchRun {
     }
   }
 
-  private static double ms(long nanos) {
+  static double ms(long nanos) {
     return round(nanos / 1e6, 3);
   }
 
@@ -434,8 +307,4 @@ final class BenchRun {
     return Math.round(v * f) / f;
   }
 
-  @SuppressWarnings("unused")
-  private static String describe(long[] a) {
-    return Arrays.toString(a);
-  }
 }
