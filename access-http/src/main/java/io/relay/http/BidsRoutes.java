@@ -1,5 +1,6 @@
 package io.relay.http;
 
+import io.relay.Ask;
 import io.relay.deny.DenyList;
 import io.relay.metrics.RelayMetrics;
 import java.util.List;
@@ -7,8 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.Scheduler;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
@@ -22,19 +22,19 @@ final class BidsRoutes extends AllDirectives {
   private final HttpSettings settings;
   private final ActorRef<DenyList.Command> denyList;
   private final RelayMetrics metrics;
-  private final Scheduler scheduler;
+  private final ActorSystem<?> system;
 
   BidsRoutes(
       AccessGuard guard,
       HttpSettings settings,
       ActorRef<DenyList.Command> denyList,
       RelayMetrics metrics,
-      Scheduler scheduler) {
+      ActorSystem<?> system) {
     this.guard = guard;
     this.settings = settings;
     this.denyList = denyList;
     this.metrics = metrics;
-    this.scheduler = scheduler;
+    this.system = system;
   }
 
   Route route() {
@@ -72,11 +72,11 @@ final class BidsRoutes extends AllDirectives {
     String bookingId =
         bid.filter(b -> !b.isBlank()).orElseThrow(() -> new ApiException(400, "missing bid parameter"));
     long expiresAt = exp.map(BidsRoutes::epochSeconds).orElseThrow(() -> new ApiException(400, "missing exp parameter"));
-    return AskPattern.<DenyList.Command, Boolean>ask(
+    return Ask.<DenyList.Command, Boolean>ask(
             denyList,
             replyTo -> new DenyList.Set(bookingId, denied, expiresAt, replyTo),
             settings.askTimeout(),
-            scheduler)
+            system)
         .thenApply(
             stored -> {
               if (!stored) {
@@ -88,11 +88,11 @@ final class BidsRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> read(boolean denied) {
-    return AskPattern.<DenyList.Command, List<String>>ask(
+    return Ask.<DenyList.Command, List<String>>ask(
             denyList,
             replyTo -> new DenyList.ListBookings(denied, replyTo),
             settings.askTimeout(),
-            scheduler)
+            system)
         .thenApply(ids -> Json.ok(Map.of("booking_ids", ids)));
   }
 

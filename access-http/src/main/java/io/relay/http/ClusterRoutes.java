@@ -1,5 +1,6 @@
 package io.relay.http;
 
+import io.relay.Ask;
 import io.relay.status.ClusterStatus;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,7 +12,6 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.typed.Cluster;
@@ -54,7 +54,7 @@ final class ClusterRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> overview() {
-    return AskPattern.<ClusterStatus.Gather, ClusterStatus.Gathered>ask(status, ClusterStatus.Gather::new, timeout, system.scheduler())
+    return Ask.<ClusterStatus.Gather, ClusterStatus.Gathered>ask(status, ClusterStatus.Gather::new, timeout, system)
         .thenApply(
             gathered -> {
               Map<String, Object> body = new LinkedHashMap<>();

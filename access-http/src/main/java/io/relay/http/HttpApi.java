@@ -3,7 +3,6 @@ package io.relay.http;
 import io.relay.RelayServices;
 import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.Scheduler;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.ExceptionHandler;
 import org.apache.pekko.http.javadsl.server.RejectionHandler;
@@ -14,7 +13,6 @@ public final class HttpApi extends AllDirectives {
   private final HttpSettings settings;
   private final RelayServices services;
   private final ActorSystem<?> system;
-  private final Scheduler scheduler;
   private final BooleanSupplier draining;
 
   /**
@@ -24,7 +22,6 @@ public final class HttpApi extends AllDirectives {
     this.settings = settings;
     this.services = services;
     this.system = system;
-    this.scheduler = system.scheduler();
     this.draining = draining;
   }
 
@@ -40,15 +37,15 @@ public final class HttpApi extends AllDirectives {
                     services.codes(),
                     services.denyList(),
                     services.metrics(),
-                    scheduler)
+                    system)
                 .route(),
-            new BidsRoutes(guard, settings, services.denyList(), services.metrics(), scheduler)
+            new BidsRoutes(guard, settings, services.denyList(), services.metrics(), system)
                 .route(),
             new StatusRoutes(
                     guard,
                     services.clusterStatus(),
                     services.settings().statusTimeout().multipliedBy(3),
-                    scheduler)
+                    system)
                 .route(),
             new ClusterRoutes(guard, services.clusterStatus(), services.settings().statusTimeout().multipliedBy(3), system)
                 .route());
@@ -64,7 +61,7 @@ public final class HttpApi extends AllDirectives {
             services.denyList(),
             services.registry(),
             services.metrics(),
-            scheduler,
+            system,
             draining)
         .route()
         .seal();

@@ -1,5 +1,6 @@
 package io.relay.http;
 
+import io.relay.Ask;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
@@ -17,8 +18,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.Scheduler;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.impl.engine.ws.FrameEvent;
 import org.apache.pekko.http.impl.engine.ws.UpgradeToWebSocketLowLevel;
 import org.apache.pekko.stream.FlowShape;
@@ -48,7 +48,7 @@ final class RelayRoutes extends AllDirectives {
   private final ActorRef<DenyList.Command> denyList;
   private final ActorRef<TopicRegistry.Command> registry;
   private final RelayMetrics metrics;
-  private final Scheduler scheduler;
+  private final ActorSystem<?> system;
   private final BooleanSupplier draining;
   private final AtomicLong connectionIds = new AtomicLong();
 
@@ -59,7 +59,7 @@ final class RelayRoutes extends AllDirectives {
       ActorRef<DenyList.Command> denyList,
       ActorRef<TopicRegistry.Command> registry,
       RelayMetrics metrics,
-      Scheduler scheduler,
+      ActorSystem<?> system,
       BooleanSupplier draining) {
     this.draining = draining;
     this.settings = settings;
@@ -68,7 +68,7 @@ final class RelayRoutes extends AllDirectives {
     this.denyList = denyList;
     this.registry = registry;
     this.metrics = metrics;
-    this.scheduler = scheduler;
+    this.system = system;
   }
 
   Route route() {
@@ -99,11 +99,11 @@ final class RelayRoutes extends AllDirectives {
         throw new ApiException(400, "expected a WebSocket upgrade");
       }
       String presented = code.filter(c -> !c.isEmpty()).orElseThrow(() -> refused("missing", "missing code"));
-      return AskPattern.<CodeStore.Command, CodeStore.Redemption>ask(
+      return Ask.<CodeStore.Command, CodeStore.Redemption>ask(
               codes,
               replyTo -> new CodeStore.Redeem(presented, topic, replyTo),
               settings.askTimeout(),
-              scheduler)
+              system)
           .thenCompose(
               redemption -> {
                 if (redemption instanceof CodeStore.Rejected rejected) {
@@ -121,11 +121,11 @@ final class RelayRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> admit(CodeGrant grant, HttpRequest request, WebSocketUpgrade upgrade) {
-    return AskPattern.<DenyList.Command, Boolean>ask(
+    return Ask.<DenyList.Command, Boolean>ask(
             denyList,
             replyTo -> new DenyList.Check(grant.bookingId(), replyTo),
             settings.askTimeout(),
-            scheduler)
+            system)
         .thenCompose(
             denied -> {
               if (denied) {
@@ -137,11 +137,11 @@ final class RelayRoutes extends AllDirectives {
                 throw refused("token_expired", "token expired");
               }
               Connection connection = connection(grant, expiresAt, request);
-              return AskPattern.<TopicRegistry.Command, TopicActor.JoinResult>ask(
+              return Ask.<TopicRegistry.Command, TopicActor.JoinResult>ask(
                   registry,
                   replyTo -> new TopicRegistry.Join(connection, replyTo),
                   settings.askTimeout(),
-                  scheduler);
+                  system);
             })
         .thenApply(result -> upgrade(result, upgrade));
   }

@@ -1,5 +1,6 @@
 package io.relay.http;
 
+import io.relay.Ask;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
@@ -11,8 +12,7 @@ import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.Scheduler;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
@@ -27,7 +27,7 @@ final class SessionRoutes extends AllDirectives {
   private final ActorRef<CodeStore.Command> codes;
   private final ActorRef<DenyList.Command> denyList;
   private final RelayMetrics metrics;
-  private final Scheduler scheduler;
+  private final ActorSystem<?> system;
   private final SecureRandom random = new SecureRandom();
 
   SessionRoutes(
@@ -37,14 +37,14 @@ final class SessionRoutes extends AllDirectives {
       ActorRef<CodeStore.Command> codes,
       ActorRef<DenyList.Command> denyList,
       RelayMetrics metrics,
-      Scheduler scheduler) {
+      ActorSystem<?> system) {
     this.guard = guard;
     this.settings = settings;
     this.relaySettings = relaySettings;
     this.codes = codes;
     this.denyList = denyList;
     this.metrics = metrics;
-    this.scheduler = scheduler;
+    this.system = system;
   }
 
   Route route() {
@@ -80,11 +80,11 @@ final class SessionRoutes extends AllDirectives {
     if (claims.bookingId().isEmpty() && !settings.allowNoBookingId()) {
       throw new ApiException(401, "token is missing the booking_id claim");
     }
-    return AskPattern.<DenyList.Command, Boolean>ask(
+    return Ask.<DenyList.Command, Boolean>ask(
             denyList,
             replyTo -> new DenyList.Check(claims.bookingId(), replyTo),
             settings.askTimeout(),
-            scheduler)
+            system)
         .thenCompose(
             denied -> {
               if (denied) {
@@ -103,11 +103,11 @@ final class SessionRoutes extends AllDirectives {
             claims.bookingId(),
             claims.expiresAt(),
             System.currentTimeMillis() + relaySettings.codeTtl().toMillis());
-    return AskPattern.<CodeStore.Command, CodeStore.Issued>ask(
+    return Ask.<CodeStore.Command, CodeStore.Issued>ask(
             codes,
             replyTo -> new CodeStore.Issue(code, grant, replyTo),
             settings.askTimeout(),
-            scheduler)
+            system)
         .thenApply(
             issued -> {
               if (issued != CodeStore.Issued.STORED) {

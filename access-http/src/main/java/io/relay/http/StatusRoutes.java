@@ -1,11 +1,11 @@
 package io.relay.http;
 
+import io.relay.Ask;
 import io.relay.status.ClusterStatus;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.Scheduler;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
@@ -22,14 +22,14 @@ final class StatusRoutes extends AllDirectives {
   private final AccessGuard guard;
   private final ActorRef<ClusterStatus.Gather> status;
   private final Duration timeout;
-  private final Scheduler scheduler;
+  private final ActorSystem<?> system;
 
   /** @param timeout how long to wait for the whole gathering */
-  StatusRoutes(AccessGuard guard, ActorRef<ClusterStatus.Gather> status, Duration timeout, Scheduler scheduler) {
+  StatusRoutes(AccessGuard guard, ActorRef<ClusterStatus.Gather> status, Duration timeout, ActorSystem<?> system) {
     this.guard = guard;
     this.status = status;
     this.timeout = timeout;
-    this.scheduler = scheduler;
+    this.system = system;
   }
 
   Route route() {
@@ -46,7 +46,7 @@ final class StatusRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> gather() {
-    return AskPattern.<ClusterStatus.Gather, ClusterStatus.Gathered>ask(status, ClusterStatus.Gather::new, timeout, scheduler)
+    return Ask.<ClusterStatus.Gather, ClusterStatus.Gathered>ask(status, ClusterStatus.Gather::new, timeout, system)
         .thenApply(
             gathered -> {
               HttpResponse response = Json.ok(gathered.reports());

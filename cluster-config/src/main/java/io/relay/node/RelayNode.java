@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
+import io.relay.Ask;
 import io.relay.RelayServices;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeStore;
@@ -36,7 +37,6 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.pubsub.Topic;
 import org.apache.pekko.pattern.Patterns;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -242,8 +242,8 @@ public final class RelayNode {
         () -> {
           Duration spread = settings.relay().drainSpread();
           LOG.info("draining: closing {} connections with 1001 over {}", services.directory().size(), spread);
-          return AskPattern.<TopicRegistry.Command, Done>ask(
-                  services.registry(), TopicRegistry.Drain::new, spread.plus(PHASE_MARGIN), system.scheduler())
+          return Ask.<TopicRegistry.Command, Done>ask(
+                  services.registry(), TopicRegistry.Drain::new, spread.plus(PHASE_MARGIN), system)
               .thenCompose(done -> services.directory().whenEmpty())
               .thenApply(empty -> Done.getInstance());
         });

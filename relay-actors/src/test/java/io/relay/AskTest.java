@@ -1,0 +1,53 @@
+package io.relay;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+class AskTest {
+  private static final ActorTestKit KIT = ActorTestKit.create("ask-test");
+
+  private record Echo(String text, ActorRef<String> replyTo) {}
+
+  @AfterAll
+  static void stop() {
+    KIT.shutdownTestKit();
+  }
+
+  @Test
+  void callbacksOnAnAnswerRunOnTheDispatcherNotOnNewThreads() throws Exception {
+    TestProbe<Echo> echo = KIT.createTestProbe();
+    long threadsBefore = Thread.getAllStackTraces().size();
+    for (int i = 0; i < 200; i++) {
+      String text = "ping " + i;
+      CompletableFuture<String> result =
+          Ask.<Echo, String>ask(echo.ref(), replyTo -> new Echo(text, replyTo), Duration.ofSeconds(3), KIT.system())
+              .thenApply(answer -> answer + " on " + Thread.currentThread().getName());
+      Echo asked = echo.expectMessageClass(Echo.class);
+      asked.replyTo().tell(asked.text());
+      String answered = result.get(5, TimeUnit.SECONDS);
+      assertTrue(answered.startsWith(text + " on ask-test-pekko.actor.default-dispatcher-"),
+          "the callback ran on the actor system's dispatcher, not on a thread of its own: " + answered);
+    }
+    long grown = Thread.getAllStackTraces().size() - threadsBefore;
+    assertTrue(grown < 20, "200 asks left " + grown + " more live threads");
+  }
+
+  @Test
+  void aTimeoutFailsTheAnswer() {
+    ActorRef<Echo> silent = KIT.spawn(Behaviors.receiveMessage(m -> Behaviors.same()));
+    CompletableFuture<String> answer =
+        Ask.ask(silent, replyTo -> new Echo("x", replyTo), Duration.ofMillis(100), KIT.system());
+    Throwable failure = answer.handle((value, e) -> e).join();
+    assertEquals("TimeoutException", failure.getClass().getSimpleName(), "a silent actor times the ask out");
+  }
+}
