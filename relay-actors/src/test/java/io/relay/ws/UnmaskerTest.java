@@ -1,7 +1,9 @@
 package io.relay.ws;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
+import java.util.Arrays;
 import java.util.Random;
 import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.Test;
@@ -45,5 +47,34 @@ class UnmaskerTest {
       offset += size;
     }
     assertArrayEquals(whole.toArray(), chunked.toArray());
+  }
+
+  @Test
+  void largePayloadsAreUnmaskedWhereTheyLieWithoutTouchingTheirNeighbours() {
+    Random random = new Random(11);
+    for (int n = 0; n < 2_000; n++) {
+      // like a socket read holding a frame header, a payload, and the start of the next frame
+      byte[] read = new byte[600 + random.nextInt(40_000)];
+      random.nextBytes(read);
+      byte[] received = read.clone();
+      int start = random.nextInt(read.length / 3);
+      int end = start + random.nextInt(read.length - start + 1);
+      int mask = random.nextInt();
+      long offset = random.nextInt(1 << 20);
+      ByteString payload = ByteString.fromArrayUnsafe(read).slice(start, end);
+
+      ByteString unmasked = Unmasker.unmask(payload, mask, offset);
+
+      byte[] expected = reference(Arrays.copyOfRange(received, start, end), mask, offset);
+      assertArrayEquals(expected, unmasked.toArray(), "slice " + start + ".." + end + " of " + read.length);
+      assertArrayEquals(Arrays.copyOfRange(received, 0, start), Arrays.copyOfRange(read, 0, start), "bytes before the payload");
+      assertArrayEquals(Arrays.copyOfRange(received, end, read.length), Arrays.copyOfRange(read, end, read.length), "bytes after the payload");
+      int length = end - start;
+      if (length >= 512 && 2 * length >= read.length) {
+        assertSame(payload, unmasked, "a payload filling at least half of its read is unmasked where it lies");
+      } else {
+        assertArrayEquals(received, read, "a small payload, or a small part of a large read, is copied: the read is untouched");
+      }
+    }
   }
 }
