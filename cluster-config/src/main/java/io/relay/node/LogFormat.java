@@ -6,11 +6,21 @@ import ch.qos.logback.core.joran.spi.JoranException;
 import com.typesafe.config.Config;
 import io.relay.config.SettingsReader;
 import java.net.URL;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorSystem;
 import org.slf4j.LoggerFactory;
 
-/** Switches the node's logs between readable text and one JSON object a line. */
+/**
+ * Switches the node's logs between readable text and one JSON object a line, and writes out what
+ * logback's async appender still holds when the node exits.
+ */
 final class LogFormat {
   private static final String JSON_CONFIGURATION = "logback-json.xml";
+  /** Longer than the node's coordinated shutdown may take (drain delay, spread, leaving). */
+  private static final long FLUSH_DEADLINE_SECONDS = 60;
 
   private LogFormat() {}
 
@@ -25,6 +35,27 @@ final class LogFormat {
       case "json" -> reconfigure(LogFormat.class.getClassLoader().getResource(JSON_CONFIGURATION));
       default -> throw SettingsReader.invalid("relay.log-format", "expected text or json, got '" + format + "'");
     }
+  }
+
+  /**
+   * Stops logback once the actor system has terminated, so the lines queued in its async appender
+   * (the drain and shutdown lines among them) are written before the JVM exits. It runs as a JVM
+   * shutdown hook that waits for the termination: the JVM does not exit before its hooks end, and
+   * logback's own shutdown hook would stop logging as soon as the JVM's shutdown begins.
+   */
+  static void flushAtExit(ActorSystem<?> system) {
+    CoordinatedShutdown.get(system)
+        .addJvmShutdownHook(
+            () -> {
+              try {
+                system.getWhenTerminated().toCompletableFuture().get(FLUSH_DEADLINE_SECONDS, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } catch (ExecutionException | TimeoutException e) {
+                // exiting anyway: write what is queued
+              }
+              ((LoggerContext) LoggerFactory.getILoggerFactory()).stop();
+            });
   }
 
   private static void reconfigure(URL configuration) {

@@ -163,6 +163,7 @@ public final class RelayNode {
           }
           bindServers(system, settings, services, state);
           registerDrain(system, settings, services, state);
+          LogFormat.flushAtExit(system);
           return Behaviors.empty();
         });
   }
