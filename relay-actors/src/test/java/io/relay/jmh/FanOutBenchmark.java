@@ -100,7 +100,7 @@ public class FanOutBenchmark {
     metrics.bytesOut.inc(size);
   }
 
-  /** The unmasking copy alone, eight bytes at a time. */
+  /** The unmasking alone, eight bytes at a time: in place for 20 KiB, into a copy for 100 B. */
   @Benchmark
   public ByteString unmaskOnly() {
     return Unmasker.unmask(masked, mask, 0);
