@@ -166,27 +166,26 @@ final class TestNode implements AutoCloseable {
 
   /** Polls {@code /ready} until it answers 200, failing with what it last saw. */
   void awaitReady(Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    String last = "no answer";
-    while (System.nanoTime() < deadline) {
-      try {
-        HttpResponse<String> response =
-            http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/ready")).build(),
-                HttpResponse.BodyHandlers.ofString());
-        if (response.statusCode() == 200) {
-          return;
-        }
-        last = response.statusCode() + " " + response.body();
-      } catch (IOException e) {
-        last = e.toString();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-      Waits.pause();
-    }
-    throw new AssertionError("node did not become ready within " + timeout + "; /ready said: " + last);
+    String[] last = {"no answer"};
+    URI ready = URI.create("http://127.0.0.1:" + managementPort + "/ready");
+    Waits.await(
+        "the node is ready",
+        timeout,
+        () -> {
+          try {
+            HttpResponse<String> response =
+                http.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.ofString());
+            last[0] = response.statusCode() + " " + response.body();
+            return response.statusCode() == 200;
+          } catch (IOException e) {
+            last[0] = e.toString();
+            return false;
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+          }
+        },
+        () -> "/ready said: " + last[0]);
   }
 
   @Override

@@ -2,32 +2,31 @@ package io.relay.node;
 
 import java.time.Duration;
 import java.util.function.Supplier;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
-/** Deadline-bound polling for tests: every wait says what did not happen. */
+/** Deadline-bound waits for tests (Awaitility): every wait says what did not happen. */
 public final class Waits {
-  private static final long POLL_MILLIS = 50;
+  private static final Duration POLL = Duration.ofMillis(50);
 
   private Waits() {}
 
   /** Polls {@code condition} until true, or fails with {@code what} after {@code timeout}. */
   public static void await(String what, Duration timeout, Supplier<Boolean> condition) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (condition.get()) {
-        return;
-      }
-      pause();
-    }
-    throw new AssertionError("timed out after " + timeout + " waiting until " + what);
+    await(what, timeout, condition, () -> "");
   }
 
-  /** One polling interval. */
-  public static void pause() {
+  /**
+   * As {@link #await(String, Duration, Supplier)}; on a timeout the failure also carries {@code
+   * lastSeen}, what the condition last observed.
+   */
+  public static void await(String what, Duration timeout, Supplier<Boolean> condition, Supplier<String> lastSeen) {
     try {
-      Thread.sleep(POLL_MILLIS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
+      Awaitility.await(what).atMost(timeout).pollDelay(Duration.ZERO).pollInterval(POLL).until(condition::get);
+    } catch (ConditionTimeoutException e) {
+      String seen = lastSeen.get();
+      throw new AssertionError(
+          "timed out after " + timeout + " waiting until " + what + (seen.isEmpty() ? "" : "; last seen: " + seen), e);
     }
   }
 }

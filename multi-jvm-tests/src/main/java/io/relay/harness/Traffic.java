@@ -121,11 +121,30 @@ public final class Traffic implements AutoCloseable {
     }
   }
 
-  /** Stops sending and waits until connected readers have received what was sent to them. */
+  /**
+   * Stops sending and waits, at most {@code settle}, until every connected reader has its topic's
+   * last frame; what is still missing then is counted by the delivery analysis.
+   */
   public void stopSending(Duration settle) {
     sending.forEach(s -> s.cancel(false));
     sending.clear();
-    Await.pause(settle.toMillis());
+    Await.upTo("every connected reader has its topic's last frame", settle, this::lastFramesDelivered);
+  }
+
+  private boolean lastFramesDelivered() {
+    for (Topic topic : topics.values()) {
+      List<long[]> sent = topic.sent();
+      if (sent.isEmpty()) {
+        continue;
+      }
+      long last = sent.get(sent.size() - 1)[0];
+      for (Participant reader : topic.readers) {
+        if (reader.isConnected() && reader.received().stream().noneMatch(r -> r.seq() == last)) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   /** How often connection attempts were refused, by HTTP status (0: no answer). */
