@@ -46,8 +46,6 @@ public final class HttpApi extends AllDirectives {
                     services.clusterStatus(),
                     services.settings().statusTimeout().multipliedBy(3),
                     system)
-                .route(),
-            new ClusterRoutes(guard, services.clusterStatus(), services.settings().statusTimeout().multipliedBy(3), system)
                 .route());
     return routes.seal(jsonRejections(), jsonExceptions());
   }
