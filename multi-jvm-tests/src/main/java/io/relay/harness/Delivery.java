@@ -1,5 +1,6 @@
 package io.relay.harness;
 
+import io.relay.client.ReconnectingClient;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -13,8 +14,13 @@ import java.util.Set;
  * <p>A topic's reconnect windows are, for every participant of the topic, the time from one of
  * its connections closing to its next connection opening, each opened {@code allowance} earlier
  * to cover frames already in flight when the server closed the topic (a client learns of a close
- * a little after the server made it). A frame is owed to a reader when it was sent while that
- * reader was connected and outside every window of the topic.
+ * a little after the server made it). A connection closed because its topic moved (4001) was
+ * split from the topic from the moment the new owner accepted the connection that claimed it:
+ * frames sent on the old node then cannot reach readers already on the new one. Its window
+ * therefore opens at the earliest connection another participant of the topic opened while it
+ * was open (the claim is one of those), again {@code allowance} earlier. A frame is owed to a
+ * reader when it was sent while that reader was connected and outside every window of the
+ * topic.
  */
 public final class Delivery {
   private Delivery() {}
@@ -61,7 +67,7 @@ public final class Delivery {
           }
           boolean reopened = i + 1 < connections.size();
           long reopen = reopened ? connections.get(i + 1).openedAt() : end;
-          windows.add(new long[] {c.closedAt() - allowance.toNanos(), reopen});
+          windows.add(new long[] {splitFrom(topic, p, c) - allowance.toNanos(), reopen});
           if (reopened) {
             windowsMillis.add((reopen - c.closedAt()) / 1_000_000);
           } else if (!p.isStopped()) {
@@ -96,7 +102,9 @@ public final class Delivery {
             if (!got.contains(frame[0])) {
               lost++;
               if (problems.size() < 20) {
-                problems.add(reader.name + " never received " + frame[0] + " sent outside any reconnect window");
+                problems.add(
+                    reader.name + " never received " + frame[0] + " sent outside any reconnect window, "
+                        + (end - at) / 1_000_000 + " ms before the analysis" + history(reader, end) + "; writer" + history(topic.writer, end));
               }
             }
           }
@@ -104,6 +112,40 @@ public final class Delivery {
       }
     }
     return new Summary(sentTotal, owed, lost, duplicates, outOfOrder, windowsMillis, leftDisconnected, problems);
+  }
+
+  /** When {@code closed}, a connection of {@code owner}, stopped reaching the rest of its topic. */
+  private static long splitFrom(Traffic.Topic topic, Participant owner, Participant.Connection closed) {
+    long from = closed.closedAt();
+    if (closed.closeCode() != ReconnectingClient.TOPIC_MOVED) {
+      return from;
+    }
+    for (Participant other : topic.participants()) {
+      if (other == owner) {
+        continue;
+      }
+      for (Participant.Connection c : other.connections()) {
+        if (c.openedAt() > closed.openedAt() && c.openedAt() < from) {
+          from = c.openedAt();
+        }
+      }
+    }
+    return from;
+  }
+
+  /** A reader's connections and last frame, in ms before {@code end}, for a problem report. */
+  private static String history(Participant reader, long end) {
+    StringBuilder text = new StringBuilder(" (connections, ms before the analysis:");
+    for (Participant.Connection c : reader.connections()) {
+      text.append(" [").append((end - c.openedAt()) / 1_000_000).append(" .. ");
+      text.append(c.isOpen() ? "open" : (end - c.closedAt()) / 1_000_000 + " closed " + c.closeCode()).append(']');
+    }
+    List<Participant.Received> received = reader.received();
+    if (!received.isEmpty()) {
+      Participant.Received last = received.get(received.size() - 1);
+      text.append("; last received ").append(last.seq()).append(' ').append((end - last.at()) / 1_000_000).append(" ms before");
+    }
+    return text.append(')').toString();
   }
 
   private static boolean connectedAt(List<Participant.Connection> connections, long at, long end) {

@@ -38,9 +38,13 @@ public final class Traffic implements AutoCloseable {
       long at = System.nanoTime();
       if (writer.send(seq)) {
         nextSeq++;
-        synchronized (sent) {
-          sent.add(new long[] {seq, at});
-        }
+        recordSent(seq, at);
+      }
+    }
+
+    void recordSent(long seq, long at) {
+      synchronized (sent) {
+        sent.add(new long[] {seq, at});
       }
     }
 

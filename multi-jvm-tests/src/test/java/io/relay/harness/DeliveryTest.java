@@ -1,0 +1,104 @@
+package io.relay.harness;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.relay.client.ReconnectingClient;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The delivery analysis on recorded histories: what it owes a reader and what it excuses. Events
+ * are fed in the order they happen, so their System.nanoTime stamps are in that order.
+ */
+class DeliveryTest {
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+  private final Participant writer = participant("t/writer");
+  private final Participant reader = participant("t/reader");
+  private final Participant late = participant("t/late");
+  private final Traffic.Topic topic = new Traffic.Topic("t", writer);
+
+  @AfterEach
+  void stop() {
+    scheduler.shutdownNow();
+  }
+
+  @Test
+  void aFrameSentOnTheOldNodeAfterTheClaimIsNotOwedToTheNewNodesReaders() {
+    topic.readers.add(reader);
+    writer.onOpen(1);
+    reader.onOpen(1);
+    send(0, reader);
+    topic.readers.add(late);
+    late.onOpen(1); // lands on the new owner and claims the topic
+    send(1, reader); // the writer is still on the old node, with the first reader
+    writer.onClose(ReconnectingClient.TOPIC_MOVED, "moved");
+    reader.onClose(ReconnectingClient.TOPIC_MOVED, "moved");
+    writer.onOpen(2);
+    reader.onOpen(2);
+    send(2, reader, late);
+
+    Delivery.Summary summary = analyse();
+
+    assertEquals(0, summary.framesLostOutsideWindow(), () -> String.join("\n", summary.problems()));
+    assertEquals(List.of(), summary.leftDisconnected());
+  }
+
+  @Test
+  void aFrameMissedWhileEveryoneStayedConnectedIsLost() {
+    topic.readers.add(reader);
+    topic.readers.add(late);
+    writer.onOpen(1);
+    reader.onOpen(1);
+    late.onOpen(1);
+    send(0, reader, late);
+    send(1, reader);
+    send(2, reader, late);
+
+    Delivery.Summary summary = analyse();
+
+    assertEquals(1, summary.framesLostOutsideWindow(), () -> String.join("\n", summary.problems()));
+  }
+
+  @Test
+  void aCloseForAnotherReasonExcusesOnlyFramesFromItsClose() {
+    topic.readers.add(reader);
+    topic.readers.add(late);
+    writer.onOpen(1);
+    reader.onOpen(1);
+    late.onOpen(1);
+    send(0, reader, late);
+    reader.onClose(1001, "going away");
+    reader.onOpen(2);
+    send(1, reader); // late was connected throughout and no window covers this frame
+    writer.onClose(1001, "going away");
+    writer.onOpen(2);
+    send(2, reader, late);
+
+    Delivery.Summary summary = analyse();
+
+    assertEquals(1, summary.framesLostOutsideWindow(), () -> String.join("\n", summary.problems()));
+  }
+
+  private Delivery.Summary analyse() {
+    return Delivery.analyse(List.of(topic), Duration.ZERO, System.nanoTime());
+  }
+
+  /** The writer sends frame {@code seq}, and {@code receivers} get it. */
+  private void send(long seq, Participant... receivers) {
+    topic.recordSent(seq, System.nanoTime());
+    for (Participant r : receivers) {
+      r.onMessage(true, Long.toString(seq).getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
+  private Participant participant(String name) {
+    return new Participant(name, http, scheduler, "http://127.0.0.1:1", null, "t", "token");
+  }
+}
