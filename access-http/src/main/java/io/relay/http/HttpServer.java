@@ -3,11 +3,13 @@ package io.relay.http;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import io.relay.http.socket.SocketServer;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.HttpsConnectionContext;
-import org.apache.pekko.http.javadsl.ServerBuilder;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,14 +38,13 @@ public final class HttpServer {
       Route route,
       Optional<HttpsConnectionContext> tls,
       Duration terminationDeadline) {
-    ServerBuilder builder = Http.get(system).newServerAt(host, port);
-    return tls.map(builder::enableHttps).orElse(builder)
-        .bind(route)
+    return (tls.isPresent()
+            ? bindPekko(system, host, port, route, tls.get(), terminationDeadline)
+            : bindSockets(system, host, port, route, terminationDeadline))
         .thenApply(
-            binding -> {
-              binding.addToCoordinatedShutdown(terminationDeadline, system);
-              LOG.info("{} bound to {}", name, binding.localAddress());
-              return binding.localAddress();
+            address -> {
+              LOG.info("{} bound to {}", name, address);
+              return address;
             })
         .whenComplete(
             (address, failure) -> {
@@ -52,5 +53,35 @@ public final class HttpServer {
                 system.terminate();
               }
             });
+  }
+
+  /** HTTPS: Pekko HTTP's own binding, on Pekko's TCP and TLS stages. */
+  private static CompletionStage<InetSocketAddress> bindPekko(
+      ActorSystem<?> system, String host, int port, Route route, HttpsConnectionContext tls, Duration terminationDeadline) {
+    return Http.get(system)
+        .newServerAt(host, port)
+        .enableHttps(tls)
+        .bind(route)
+        .thenApply(
+            binding -> {
+              binding.addToCoordinatedShutdown(terminationDeadline, system);
+              return binding.localAddress();
+            });
+  }
+
+  /** Plain HTTP: Pekko HTTP's server layer on the node's own sockets ({@link SocketServer}). */
+  private static CompletionStage<InetSocketAddress> bindSockets(
+      ActorSystem<?> system, String host, int port, Route route, Duration terminationDeadline) {
+    try {
+      int writeBuffer = (int) system.settings().config().getBytes("pekko.stream.materializer.io.tcp.write-buffer-size").longValue();
+      SocketServer server = SocketServer.bind(system, host, port, route, writeBuffer);
+      CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+      String id = "http-unbind-" + server.localAddress();
+      shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), id, server::unbind);
+      shutdown.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "http-terminate-" + server.localAddress(), () -> server.terminate(terminationDeadline));
+      return CompletableFuture.completedFuture(server.localAddress());
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 }

@@ -1,0 +1,337 @@
+package io.relay.http.socket;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
+import org.apache.pekko.Done;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.javadsl.settings.ServerSettings;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.javadsl.BidiFlow;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.TLSPlacebo;
+import org.apache.pekko.util.ByteString;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.concurrent.duration.FiniteDuration;
+
+/**
+ * A plain-HTTP server for a Pekko HTTP route on the node's own sockets: Pekko HTTP's server layer
+ * (request parsing, response rendering, the WebSocket upgrade) runs over a {@link SocketStage} per
+ * connection instead of Pekko's TCP actors.
+ *
+ * <p>Why: with Pekko's TCP, every read and write of a connection passes through a connection
+ * actor and back (data, then an ack or "resume reading"), several hand-overs per relayed frame on
+ * a machine with one dispatcher thread per core. Here a connection's stream reads and writes its
+ * socket itself; one selector thread only reports sockets that turned readable or writable. The
+ * stream layers above are Pekko HTTP's, unchanged, with Pekko's own bidirectional idle timeout.
+ *
+ * <p>Accepting stops while {@code max-connections} are open, and resumes when one closes.
+ * {@link #unbind} stops accepting; {@link #terminate} also closes what is still open after a
+ * deadline.
+ */
+public final class SocketServer {
+  private static final Logger LOG = LoggerFactory.getLogger(SocketServer.class);
+
+  private final ActorSystem<?> system;
+  private final Materializer materializer;
+  private final ServerSettings settings;
+  private final Flow<HttpRequest, HttpResponse, NotUsed> handler;
+  private final int writeBufferBytes;
+  private final Selector selector;
+  private final ServerSocketChannel server;
+  private final SelectionKey acceptKey;
+  private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final Set<Endpoint> endpoints = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger open = new AtomicInteger();
+  private final Thread thread;
+  private volatile boolean accepting = true;
+  private volatile boolean running = true;
+
+  private SocketServer(ActorSystem<?> system, InetSocketAddress address, Route route, int writeBufferBytes) throws IOException {
+    this.system = system;
+    this.materializer = Materializer.matFromSystem(system);
+    this.settings = ServerSettings.create(system.classicSystem());
+    this.handler = route.flow(system);
+    this.writeBufferBytes = writeBufferBytes;
+    this.selector = Selector.open();
+    this.server = ServerSocketChannel.open();
+    try {
+      server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+      server.bind(address, settings.getBacklog());
+      server.configureBlocking(false);
+      acceptKey = server.register(selector, SelectionKey.OP_ACCEPT);
+    } catch (IOException e) {
+      server.close();
+      selector.close();
+      throw e;
+    }
+    this.thread = new Thread(this::run, "relay-socket-selector-" + server.socket().getLocalPort());
+    thread.setDaemon(true);
+  }
+
+  /** Binds {@code host:port} and starts accepting. */
+  public static SocketServer bind(ActorSystem<?> system, String host, int port, Route route, int writeBufferBytes) {
+    try {
+      SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route, writeBufferBytes);
+      server.thread.start();
+      system.getWhenTerminated().thenRun(server::stop);
+      return server;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public InetSocketAddress localAddress() {
+    return (InetSocketAddress) server.socket().getLocalSocketAddress();
+  }
+
+  /** Connections open now. */
+  public int openConnections() {
+    return open.get();
+  }
+
+  /** Stops accepting connections; open ones go on. */
+  public CompletionStage<Done> unbind() {
+    CompletableFuture<Done> done = new CompletableFuture<>();
+    submit(
+        () -> {
+          accepting = false;
+          acceptKey.cancel();
+          try {
+            server.close();
+          } catch (IOException e) {
+            LOG.warn("closing the listening socket failed", e);
+          }
+          done.complete(Done.getInstance());
+        });
+    return done;
+  }
+
+  /**
+   * Stops accepting, waits until every connection has closed or {@code deadline} has passed, and
+   * then closes what is still open.
+   */
+  public CompletionStage<Done> terminate(Duration deadline) {
+    long end = System.nanoTime() + deadline.toNanos();
+    return unbind()
+        .thenCompose(
+            unbound -> {
+              CompletableFuture<Done> done = new CompletableFuture<>();
+              awaitClosed(end, done);
+              return done;
+            });
+  }
+
+  private void awaitClosed(long end, CompletableFuture<Done> done) {
+    if (open.get() == 0) {
+      done.complete(Done.getInstance());
+    } else if (System.nanoTime() >= end) {
+      endpoints.forEach(Endpoint::reset);
+      done.complete(Done.getInstance());
+    } else {
+      system.scheduler().scheduleOnce(Duration.ofMillis(50), () -> awaitClosed(end, done), system.executionContext());
+    }
+  }
+
+  private void stop() {
+    running = false;
+    selector.wakeup();
+  }
+
+  private void submit(Runnable task) {
+    tasks.add(task);
+    selector.wakeup();
+  }
+
+  private void run() {
+    try {
+      while (running) {
+        selector.select(this::onSelected);
+        for (Runnable task; (task = tasks.poll()) != null; ) {
+          task.run();
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.error("the socket selector failed; the port stops serving", e);
+    } finally {
+      endpoints.forEach(Endpoint::reset);
+      try {
+        server.close();
+        selector.close();
+      } catch (IOException e) {
+        LOG.warn("closing the selector failed", e);
+      }
+    }
+  }
+
+  private void onSelected(SelectionKey key) {
+    if (key == acceptKey) {
+      accept();
+      return;
+    }
+    if (!key.isValid()) {
+      return;
+    }
+    int ready = key.readyOps();
+    key.interestOpsAnd(~ready);
+    ((Endpoint) key.attachment()).ready(ready);
+  }
+
+  private void accept() {
+    while (accepting && open.get() < settings.getMaxConnections()) {
+      SocketChannel channel;
+      try {
+        channel = server.accept();
+      } catch (IOException e) {
+        LOG.warn("accepting a connection failed", e);
+        return;
+      }
+      if (channel == null) {
+        return;
+      }
+      try {
+        channel.configureBlocking(false);
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        Endpoint endpoint = new Endpoint(channel, channel.register(selector, 0));
+        open.incrementAndGet();
+        endpoints.add(endpoint);
+        system.executionContext().execute(() -> materialize(endpoint));
+      } catch (IOException e) {
+        LOG.debug("dropping a connection that failed at once: {}", e.toString());
+        closeQuietly(channel);
+      }
+    }
+    if (accepting && acceptKey.isValid()) {
+      // at max-connections: stop watching for new ones until one closes
+      acceptKey.interestOps(0);
+    }
+  }
+
+  private void materialize(Endpoint endpoint) {
+    try {
+      Optional<InetSocketAddress> remote = Optional.of((InetSocketAddress) endpoint.channel.getRemoteAddress());
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      BidiFlow<HttpResponse, ByteString, ByteString, HttpRequest, NotUsed> layer =
+          (BidiFlow)
+              Http.get(system)
+                  .serverLayer(settings, remote, system.classicSystem().log())
+                  .atop((BidiFlow) TLSPlacebo.getInstance())
+                  .atop(BidiFlow.bidirectionalIdleTimeout(idleTimeout()));
+      handler.join(layer.join(Flow.fromGraph(new SocketStage(endpoint, writeBufferBytes)))).run(materializer);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("could not start serving a connection", e);
+      endpoint.close();
+    }
+  }
+
+  private Duration idleTimeout() {
+    scala.concurrent.duration.Duration timeout = settings.getTimeouts().idleTimeout();
+    return timeout.isFinite()
+        ? Duration.ofNanos(((FiniteDuration) timeout).toNanos())
+        : Duration.ofDays(365);
+  }
+
+  private void closed(Endpoint endpoint) {
+    if (endpoints.remove(endpoint)) {
+      open.decrementAndGet();
+      if (accepting) {
+        submit(
+            () -> {
+              if (accepting && acceptKey.isValid() && acceptKey.interestOps() == 0) {
+                acceptKey.interestOps(SelectionKey.OP_ACCEPT);
+                accept();
+              }
+            });
+      }
+    }
+  }
+
+  private static void closeQuietly(SocketChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // closing a socket that failed: nothing left to do
+    }
+  }
+
+  /** One accepted socket, as its stage and the selector thread share it. */
+  final class Endpoint {
+    /** Readiness value telling the stage that the server closed the socket under it. */
+    static final int CLOSED = 1 << 30;
+
+    private final SocketChannel channel;
+    private final SelectionKey key;
+    private volatile IntConsumer onReady;
+
+    Endpoint(SocketChannel channel, SelectionKey key) {
+      this.channel = channel;
+      this.key = key;
+      key.attach(this);
+    }
+
+    SocketChannel channel() {
+      return channel;
+    }
+
+    /** Where readiness goes: the stage's async callback. */
+    void attach(IntConsumer onReady) {
+      this.onReady = onReady;
+    }
+
+    /** Reports readiness for {@code op} (OP_READ or OP_WRITE) once. */
+    void watch(int op) {
+      try {
+        key.interestOpsOr(op);
+        selector.wakeup();
+      } catch (CancelledKeyException e) {
+        // closed meanwhile: the stage is stopping
+      }
+    }
+
+    void ready(int ops) {
+      IntConsumer target = onReady;
+      if (target != null) {
+        target.accept(ops);
+      }
+    }
+
+    /** Closes the socket (the stage stopped). */
+    void close() {
+      closeQuietly(channel);
+      closed(this);
+    }
+
+    /** Closes the socket with a reset (a failure, or terminate's deadline) and tells the stage. */
+    void reset() {
+      try {
+        channel.setOption(StandardSocketOptions.SO_LINGER, 0);
+      } catch (IOException | RuntimeException ignored) {
+        // already closed
+      }
+      close();
+      ready(CLOSED);
+    }
+  }
+}
