@@ -317,9 +317,13 @@ public final class SocketServer {
       }
     }
 
-    /** Closes the socket (the stage stopped). */
+    /**
+     * Closes the socket (the stage stopped). A channel registered with a selector is only really
+     * closed once the selector deregisters it, so the selector is woken to do that now.
+     */
     void close() {
       closeQuietly(channel);
+      selector.wakeup();
       closed(this);
     }
 

@@ -1,0 +1,228 @@
+package io.relay.http.socket;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.stream.Materializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The socket transport under Pekko HTTP, driven by plain sockets: keep-alive, half-close, a
+ * reader slower than the server (writes that fill the socket), a large upload, max-connections,
+ * the idle timeout, unbind and terminate.
+ */
+class SocketServerTest extends AllDirectives {
+  private static final Duration DEADLINE = Duration.ofSeconds(10);
+  private static final byte[] BIG = pattern(16 * 1024 * 1024);
+
+  private ActorSystem<Void> system;
+  private SocketServer server;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (system != null) {
+      system.terminate();
+      system.getWhenTerminated().toCompletableFuture().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+    }
+  }
+
+  private void start(String config) {
+    system =
+        ActorSystem.create(
+            Behaviors.empty(), "socket-test", ConfigFactory.parseString(config).withFallback(ConfigFactory.load()));
+    Materializer materializer = Materializer.matFromSystem(system);
+    Route route =
+        concat(
+            path("hello", () -> get(() -> complete("hello"))),
+            path("big", () -> get(() -> complete(HttpResponse.create().withEntity(ContentTypes.APPLICATION_OCTET_STREAM, BIG)))),
+            path(
+                "count",
+                () ->
+                    post(
+                        () ->
+                            extractRequestEntity(
+                                entity ->
+                                    onSuccess(
+                                        entity.getDataBytes().runFold(0L, (n, bytes) -> n + bytes.size(), materializer),
+                                        n -> complete(Long.toString(n)))))));
+    server = SocketServer.bind(system, "127.0.0.1", 0, route, 128 * 1024);
+  }
+
+  @Test
+  void answersSeveralRequestsOnOneConnection() throws IOException {
+    start("");
+    try (Socket socket = connect()) {
+      for (int i = 0; i < 3; i++) {
+        send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+        assertEquals("hello", body(socket));
+      }
+    }
+  }
+
+  @Test
+  void aClientThatClosesItsSideAfterTheRequestStillGetsTheAnswer() throws IOException {
+    start("");
+    try (Socket socket = connect()) {
+      send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+      socket.shutdownOutput();
+      assertEquals("hello", body(socket));
+      assertEquals(-1, socket.getInputStream().read(), "the server closes the connection after the answer");
+    }
+  }
+
+  @Test
+  void aReaderSlowerThanTheServerGetsEveryByteInOrder() throws IOException {
+    start("");
+    try (Socket socket = new Socket()) {
+      socket.setReceiveBufferSize(4096); // the server's writes fill the socket and wait for it
+      socket.setSoTimeout((int) DEADLINE.toMillis());
+      socket.connect(server.localAddress());
+      send(socket, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+      byte[] body = bodyBytes(socket);
+      assertEquals(BIG.length, body.length);
+      assertArrayEquals(BIG, body);
+    }
+  }
+
+  @Test
+  void readsALargeUpload() throws IOException {
+    start("");
+    try (Socket socket = connect()) {
+      int size = 6 * 1024 * 1024; // under Pekko HTTP's default max-content-length of 8m
+      send(socket, "POST /count HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: " + size + "\r\n\r\n");
+      socket.getOutputStream().write(BIG, 0, size);
+      assertEquals(Integer.toString(size), body(socket));
+    }
+  }
+
+  @Test
+  void pastMaxConnectionsANewConnectionWaitsUntilAnotherCloses() throws IOException {
+    start("pekko.http.server.max-connections = 1");
+    try (Socket first = connect(); Socket second = connect()) {
+      send(first, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+      assertEquals("hello", body(first));
+      send(second, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+      second.setSoTimeout(500);
+      // a bounded observation, not a wait for a condition: nothing may come while the first is open
+      assertThrows(SocketTimeoutException.class, () -> second.getInputStream().read(), "the second connection was served past max-connections");
+      first.close();
+      second.setSoTimeout((int) DEADLINE.toMillis());
+      assertEquals("hello", body(second));
+    }
+  }
+
+  @Test
+  void anIdleConnectionIsClosedAfterTheIdleTimeout() throws IOException {
+    start("pekko.http.server.idle-timeout = 1s");
+    try (Socket socket = connect()) {
+      send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+      assertEquals("hello", body(socket));
+      long start = System.nanoTime();
+      assertClosedByServer(socket);
+      assertTrue(System.nanoTime() - start >= Duration.ofMillis(900).toNanos(), "closed before the idle timeout");
+    }
+  }
+
+  @Test
+  void unbindStopsAcceptingAndKeepsOpenConnectionsServed() throws Exception {
+    start("");
+    try (Socket socket = connect()) {
+      send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+      assertEquals("hello", body(socket));
+      server.unbind().toCompletableFuture().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+      assertThrows(ConnectException.class, this::connect, "a new connection was accepted after unbind");
+      send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+      assertEquals("hello", body(socket));
+    }
+  }
+
+  @Test
+  void terminateClosesWhatIsStillOpenAtTheDeadline() throws Exception {
+    start("");
+    try (Socket socket = connect()) {
+      send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+      assertEquals("hello", body(socket));
+      server.terminate(Duration.ofMillis(300)).toCompletableFuture().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+      assertClosedByServer(socket);
+      assertEquals(0, server.openConnections());
+    }
+  }
+
+  private Socket connect() throws IOException {
+    Socket socket = new Socket();
+    socket.setSoTimeout((int) DEADLINE.toMillis());
+    socket.connect(new InetSocketAddress("127.0.0.1", server.localAddress().getPort()));
+    return socket;
+  }
+
+  private static void send(Socket socket, String text) throws IOException {
+    socket.getOutputStream().write(text.getBytes(StandardCharsets.US_ASCII));
+    socket.getOutputStream().flush();
+  }
+
+  /** Reads one response and returns its body as text; fails on a status other than 200. */
+  private static String body(Socket socket) throws IOException {
+    return new String(bodyBytes(socket), StandardCharsets.UTF_8);
+  }
+
+  private static byte[] bodyBytes(Socket socket) throws IOException {
+    InputStream in = socket.getInputStream();
+    ByteArrayOutputStream head = new ByteArrayOutputStream();
+    while (!head.toString(StandardCharsets.US_ASCII).endsWith("\r\n\r\n")) {
+      int b = in.read();
+      if (b < 0) {
+        throw new IOException("connection closed inside the response head: " + head);
+      }
+      head.write(b);
+    }
+    String text = head.toString(StandardCharsets.US_ASCII);
+    assertTrue(text.startsWith("HTTP/1.1 200"), text);
+    int length = -1;
+    for (String line : text.split("\r\n")) {
+      if (line.toLowerCase().startsWith("content-length:")) {
+        length = Integer.parseInt(line.substring(15).trim());
+      }
+    }
+    assertTrue(length >= 0, "no Content-Length in " + text);
+    return in.readNBytes(length);
+  }
+
+  /** The server closed the connection (end of stream or a reset) before the read's deadline. */
+  private static void assertClosedByServer(Socket socket) throws IOException {
+    try {
+      assertEquals(-1, socket.getInputStream().read(), "the server sent bytes instead of closing");
+    } catch (SocketTimeoutException e) {
+      throw new AssertionError("the server did not close the connection within " + DEADLINE, e);
+    } catch (java.net.SocketException reset) {
+      // a reset is a close too
+    }
+  }
+
+  private static byte[] pattern(int size) {
+    byte[] bytes = new byte[size];
+    for (int i = 0; i < size; i++) {
+      bytes[i] = (byte) (i * 31 + (i >>> 11));
+    }
+    return bytes;
+  }
+}
