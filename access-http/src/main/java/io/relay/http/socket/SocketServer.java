@@ -27,6 +27,8 @@ import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
+import org.apache.pekko.http.impl.engine.server.HttpAttributes;
+import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.stream.javadsl.Flow;
@@ -58,6 +60,7 @@ public final class SocketServer {
   private final Materializer materializer;
   private final ServerSettings settings;
   private final Flow<HttpRequest, HttpResponse, NotUsed> handler;
+  private final BidiFlow<HttpResponse, ByteString, ByteString, HttpRequest, NotUsed> layer;
   private final int writeBufferBytes;
   private final Selector selector;
   private final ServerSocketChannel server;
@@ -74,6 +77,7 @@ public final class SocketServer {
     this.materializer = Materializer.matFromSystem(system);
     this.settings = ServerSettings.create(system.classicSystem());
     this.handler = route.flow(system);
+    this.layer = serverLayer();
     this.writeBufferBytes = writeBufferBytes;
     this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
@@ -229,17 +233,28 @@ public final class SocketServer {
     }
   }
 
+  /**
+   * Pekko HTTP's server layer, built once and materialised per connection (as Pekko's own binding
+   * does): building it primes a header parser whose tables every connection then shares.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private BidiFlow<HttpResponse, ByteString, ByteString, HttpRequest, NotUsed> serverLayer() {
+    return (BidiFlow)
+        Http.get(system)
+            .serverLayer(settings, Optional.empty(), system.classicSystem().log())
+            .atop((BidiFlow) TLSPlacebo.getInstance())
+            .atop(BidiFlow.bidirectionalIdleTimeout(idleTimeout()));
+  }
+
   private void materialize(Endpoint endpoint) {
     try {
-      Optional<InetSocketAddress> remote = Optional.of((InetSocketAddress) endpoint.channel.getRemoteAddress());
-      @SuppressWarnings({"unchecked", "rawtypes"})
-      BidiFlow<HttpResponse, ByteString, ByteString, HttpRequest, NotUsed> layer =
-          (BidiFlow)
-              Http.get(system)
-                  .serverLayer(settings, remote, system.classicSystem().log())
-                  .atop((BidiFlow) TLSPlacebo.getInstance())
-                  .atop(BidiFlow.bidirectionalIdleTimeout(idleTimeout()));
-      handler.join(layer.join(Flow.fromGraph(new SocketStage(endpoint, writeBufferBytes)))).run(materializer);
+      InetSocketAddress remote = (InetSocketAddress) endpoint.channel.getRemoteAddress();
+      handler
+          .join(
+              layer
+                  .addAttributes(Attributes.apply(new HttpAttributes.RemoteAddress(remote)))
+                  .join(Flow.fromGraph(new SocketStage(endpoint, writeBufferBytes))))
+          .run(materializer);
     } catch (IOException | RuntimeException e) {
       LOG.warn("could not start serving a connection", e);
       endpoint.close();
