@@ -30,10 +30,9 @@ import org.apache.pekko.http.javadsl.settings.ServerSettings;
 import org.apache.pekko.http.impl.engine.server.HttpAttributes;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.TLSProtocol;
 import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.stream.javadsl.Flow;
-import org.apache.pekko.stream.javadsl.TLSPlacebo;
-import org.apache.pekko.util.ByteString;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.concurrent.duration.FiniteDuration;
@@ -60,7 +59,12 @@ public final class SocketServer {
   private final Materializer materializer;
   private final ServerSettings settings;
   private final Flow<HttpRequest, HttpResponse, NotUsed> handler;
-  private final BidiFlow<HttpResponse, ByteString, ByteString, HttpRequest, NotUsed> layer;
+  /**
+   * Pekko HTTP's server layer, built once and materialised per connection (as Pekko's own binding
+   * does): building it primes a header parser whose tables every connection then shares.
+   */
+  private final BidiFlow<HttpResponse, TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound, HttpRequest, NotUsed> layer;
+  private final long idleTimeoutNanos;
   private final int writeBufferBytes;
   private final Selector selector;
   private final ServerSocketChannel server;
@@ -77,7 +81,8 @@ public final class SocketServer {
     this.materializer = Materializer.matFromSystem(system);
     this.settings = ServerSettings.create(system.classicSystem());
     this.handler = route.flow(system);
-    this.layer = serverLayer();
+    this.layer = Http.get(system).serverLayer(settings, Optional.empty(), system.classicSystem().log());
+    this.idleTimeoutNanos = idleTimeoutNanos(settings);
     this.writeBufferBytes = writeBufferBytes;
     this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
@@ -100,6 +105,7 @@ public final class SocketServer {
     try {
       SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route, writeBufferBytes);
       server.thread.start();
+      server.scheduleIdleSweep();
       system.getWhenTerminated().thenRun(server::stop);
       return server;
     } catch (IOException e) {
@@ -233,19 +239,6 @@ public final class SocketServer {
     }
   }
 
-  /**
-   * Pekko HTTP's server layer, built once and materialised per connection (as Pekko's own binding
-   * does): building it primes a header parser whose tables every connection then shares.
-   */
-  @SuppressWarnings({"unchecked", "rawtypes"})
-  private BidiFlow<HttpResponse, ByteString, ByteString, HttpRequest, NotUsed> serverLayer() {
-    return (BidiFlow)
-        Http.get(system)
-            .serverLayer(settings, Optional.empty(), system.classicSystem().log())
-            .atop((BidiFlow) TLSPlacebo.getInstance())
-            .atop(BidiFlow.bidirectionalIdleTimeout(idleTimeout()));
-  }
-
   private void materialize(Endpoint endpoint) {
     try {
       InetSocketAddress remote = (InetSocketAddress) endpoint.channel.getRemoteAddress();
@@ -261,11 +254,37 @@ public final class SocketServer {
     }
   }
 
-  private Duration idleTimeout() {
+  /** {@code pekko.http.server.idle-timeout}, or 0 for none. */
+  private static long idleTimeoutNanos(ServerSettings settings) {
     scala.concurrent.duration.Duration timeout = settings.getTimeouts().idleTimeout();
-    return timeout.isFinite()
-        ? Duration.ofNanos(((FiniteDuration) timeout).toNanos())
-        : Duration.ofDays(365);
+    return timeout.isFinite() ? ((FiniteDuration) timeout).toNanos() : 0;
+  }
+
+  /**
+   * Closes connections that neither read nor wrote for the idle timeout: one sweep over all
+   * connections, at Pekko's own check interval (an eighth of the timeout, between 100 ms and
+   * 1 s), instead of a timer and a stage per connection.
+   */
+  private void scheduleIdleSweep() {
+    if (idleTimeoutNanos == 0) {
+      return;
+    }
+    long interval = Math.max(Math.min(idleTimeoutNanos / 8, 1_000_000_000L), Math.min(100_000_000L, idleTimeoutNanos / 2));
+    system.scheduler()
+        .scheduleWithFixedDelay(
+            Duration.ofNanos(interval),
+            Duration.ofNanos(interval),
+            () -> {
+              long now = System.nanoTime();
+              endpoints.forEach(
+                  e -> {
+                    if (now - e.lastActive > idleTimeoutNanos) {
+                      LOG.debug("closing a connection idle for {}", settings.getTimeouts().idleTimeout());
+                      e.reset();
+                    }
+                  });
+            },
+            system.executionContext());
   }
 
   private void closed(Endpoint endpoint) {
@@ -299,6 +318,7 @@ public final class SocketServer {
     private final SocketChannel channel;
     private final SelectionKey key;
     private volatile IntConsumer onReady;
+    private volatile long lastActive = System.nanoTime();
 
     Endpoint(SocketChannel channel, SelectionKey key) {
       this.channel = channel;
@@ -323,6 +343,11 @@ public final class SocketServer {
       } catch (CancelledKeyException e) {
         // closed meanwhile: the stage is stopping
       }
+    }
+
+    /** The stage read or wrote something. */
+    void active() {
+      lastActive = System.nanoTime();
     }
 
     void ready(int ops) {

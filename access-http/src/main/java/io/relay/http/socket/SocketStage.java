@@ -4,12 +4,16 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSession;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Inlet;
 import org.apache.pekko.stream.Outlet;
+import org.apache.pekko.stream.TLSProtocol;
 import org.apache.pekko.stream.stage.AsyncCallback;
 import org.apache.pekko.stream.stage.GraphStage;
 import org.apache.pekko.stream.stage.GraphStageLogic;
@@ -19,7 +23,8 @@ import org.apache.pekko.util.ByteString;
 
 /**
  * One accepted socket as a stream stage: bytes pushed in are written to the socket, bytes read
- * from it are pushed out. The stage reads and writes the socket itself, on its own stream's
+ * from it are pushed out, in the TLS protocol's plain-text envelopes that Pekko HTTP's server
+ * layer speaks (what Pekko's {@code TLSPlacebo} would add as two more stages per connection). The stage reads and writes the socket itself, on its own stream's
  * thread; the {@link SocketServer}'s selector thread only tells it when a socket that had nothing
  * to read became readable, or one that was full became writable.
  *
@@ -31,15 +36,17 @@ import org.apache.pekko.util.ByteString;
  * without half-close); when the stream finishes writing or stops reading, the socket is closed
  * once what is gathered has been written. A failure from upstream resets the connection.
  */
-final class SocketStage extends GraphStage<FlowShape<ByteString, ByteString>> {
+final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound>> {
   private static final int READ_BUFFER_BYTES = 128 * 1024;
+  /** The session of plain-text bytes (protocol SSL_NULL_WITH_NULL_NULL), as TLSPlacebo's. */
+  private static final SSLSession NO_TLS = plainSession();
   /** Each stream thread's read buffer: a read copies exactly the bytes it got out of it. */
   private static final ThreadLocal<ByteBuffer> READ_BUFFER =
       ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(READ_BUFFER_BYTES));
 
-  private final Inlet<ByteString> in = Inlet.create("Socket.toNetwork");
-  private final Outlet<ByteString> out = Outlet.create("Socket.fromNetwork");
-  private final FlowShape<ByteString, ByteString> shape = FlowShape.of(in, out);
+  private final Inlet<TLSProtocol.SslTlsOutbound> in = Inlet.create("Socket.toNetwork");
+  private final Outlet<TLSProtocol.SslTlsInbound> out = Outlet.create("Socket.fromNetwork");
+  private final FlowShape<TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound> shape = FlowShape.of(in, out);
   private final SocketServer.Endpoint endpoint;
   private final int writeBufferBytes;
 
@@ -49,7 +56,7 @@ final class SocketStage extends GraphStage<FlowShape<ByteString, ByteString>> {
   }
 
   @Override
-  public FlowShape<ByteString, ByteString> shape() {
+  public FlowShape<TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound> shape() {
     return shape;
   }
 
@@ -107,7 +114,8 @@ final class SocketStage extends GraphStage<FlowShape<ByteString, ByteString>> {
         buffer.flip();
         byte[] bytes = new byte[n];
         buffer.get(bytes);
-        push(out, ByteString.fromArrayUnsafe(bytes));
+        endpoint.active();
+        push(out, new TLSProtocol.SessionBytes(NO_TLS, ByteString.fromArrayUnsafe(bytes)));
       } else if (n == 0) {
         endpoint.watch(SelectionKey.OP_READ);
       } else {
@@ -122,7 +130,9 @@ final class SocketStage extends GraphStage<FlowShape<ByteString, ByteString>> {
 
     @Override
     public void onPush() {
-      toWrite = toWrite.concat(grab(in));
+      if (grab(in) instanceof TLSProtocol.SendBytes send) {
+        toWrite = toWrite.concat(send.bytes());
+      }
       if (!waitingWritable) {
         write();
       }
@@ -150,6 +160,7 @@ final class SocketStage extends GraphStage<FlowShape<ByteString, ByteString>> {
             return;
           }
           toWrite = toWrite.drop((int) n);
+          endpoint.active();
         }
       } catch (IOException e) {
         failStage(e);
@@ -190,6 +201,14 @@ final class SocketStage extends GraphStage<FlowShape<ByteString, ByteString>> {
       if ((ops & SelectionKey.OP_READ) != 0 && isAvailable(out)) {
         read();
       }
+    }
+  }
+
+  private static SSLSession plainSession() {
+    try {
+      return SSLContext.getDefault().createSSLEngine().getSession();
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("no default TLS context to describe plain-text sessions", e);
     }
   }
 
