@@ -201,11 +201,13 @@ public final class SocketServer {
       accept();
       return;
     }
-    if (!key.isValid()) {
-      return;
+    int ready;
+    try {
+      ready = key.readyOps();
+      key.interestOpsAnd(~ready);
+    } catch (CancelledKeyException e) {
+      return; // its stage closed the socket meanwhile, on another thread
     }
-    int ready = key.readyOps();
-    key.interestOpsAnd(~ready);
     ((Endpoint) key.attachment()).ready(ready);
   }
 
