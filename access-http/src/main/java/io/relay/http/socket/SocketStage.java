@@ -5,8 +5,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
-import java.util.List;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSession;
 import org.apache.pekko.stream.Attributes;
@@ -42,6 +40,12 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
   private static final SSLSession NO_TLS = plainSession();
   /** Each stream thread's read buffer: a read copies exactly the bytes it got out of it. */
   private static final ThreadLocal<ByteBuffer> READ_BUFFER =
+      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(READ_BUFFER_BYTES));
+  /**
+   * Each stream thread's write buffer: what is to be written is copied into it and written in
+   * one call (the copy the JDK would make into its own temporary buffer, one per part).
+   */
+  private static final ThreadLocal<ByteBuffer> WRITE_BUFFER =
       ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(READ_BUFFER_BYTES));
 
   private final Inlet<TLSProtocol.SslTlsOutbound> in = Inlet.create("Socket.toNetwork");
@@ -153,13 +157,17 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
     private void write() {
       try {
         while (!toWrite.isEmpty()) {
-          long n = channel.write(buffers(toWrite));
+          ByteBuffer buffer = WRITE_BUFFER.get();
+          buffer.clear();
+          toWrite.copyToBuffer(buffer);
+          buffer.flip();
+          int n = channel.write(buffer);
           if (n == 0) {
             waitingWritable = true;
             endpoint.watch(SelectionKey.OP_WRITE);
             return;
           }
-          toWrite = toWrite.drop((int) n);
+          toWrite = toWrite.drop(n);
           endpoint.active();
         }
       } catch (IOException e) {
@@ -212,9 +220,4 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
     }
   }
 
-  private static ByteBuffer[] buffers(ByteString bytes) {
-    List<ByteBuffer> list = new ArrayList<>(4);
-    bytes.getByteBuffers().forEach(list::add);
-    return list.toArray(new ByteBuffer[0]);
-  }
 }
