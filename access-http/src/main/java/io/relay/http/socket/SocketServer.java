@@ -69,6 +69,7 @@ public final class SocketServer {
   private final Selector selector;
   private final ServerSocketChannel server;
   private final SelectionKey acceptKey;
+  private final InetSocketAddress localAddress;
   private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final Set<Endpoint> endpoints = ConcurrentHashMap.newKeySet();
   private final AtomicInteger open = new AtomicInteger();
@@ -91,12 +92,13 @@ public final class SocketServer {
       server.bind(address, settings.getBacklog());
       server.configureBlocking(false);
       acceptKey = server.register(selector, SelectionKey.OP_ACCEPT);
+      localAddress = (InetSocketAddress) server.getLocalAddress();
     } catch (IOException e) {
       server.close();
       selector.close();
       throw e;
     }
-    this.thread = new Thread(this::run, "relay-socket-selector-" + server.socket().getLocalPort());
+    this.thread = new Thread(this::run, "relay-socket-selector-" + localAddress.getPort());
     thread.setDaemon(true);
   }
 
@@ -113,8 +115,9 @@ public final class SocketServer {
     }
   }
 
+  /** The address the port was bound to (also after {@link #unbind}). */
   public InetSocketAddress localAddress() {
-    return (InetSocketAddress) server.socket().getLocalSocketAddress();
+    return localAddress;
   }
 
   /** Connections open now. */
