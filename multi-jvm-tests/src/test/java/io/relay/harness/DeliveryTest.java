@@ -52,11 +52,7 @@ class DeliveryTest {
 
   @Test
   void aFrameMissedWhileEveryoneStayedConnectedIsLost() {
-    topic.readers.add(reader);
-    topic.readers.add(late);
-    writer.onOpen(1);
-    reader.onOpen(1);
-    late.onOpen(1);
+    everyoneConnected();
     send(0, reader, late);
     send(1, reader);
     send(2, reader, late);
@@ -68,11 +64,7 @@ class DeliveryTest {
 
   @Test
   void aCloseForAnotherReasonExcusesOnlyFramesFromItsClose() {
-    topic.readers.add(reader);
-    topic.readers.add(late);
-    writer.onOpen(1);
-    reader.onOpen(1);
-    late.onOpen(1);
+    everyoneConnected();
     send(0, reader, late);
     reader.onClose(1001, "going away");
     reader.onOpen(2);
@@ -84,6 +76,15 @@ class DeliveryTest {
     Delivery.Summary summary = analyse();
 
     assertEquals(1, summary.framesLostOutsideWindow(), () -> String.join("\n", summary.problems()));
+  }
+
+  /** The writer and both readers connect, all to the same node. */
+  private void everyoneConnected() {
+    topic.readers.add(reader);
+    topic.readers.add(late);
+    writer.onOpen(1);
+    reader.onOpen(1);
+    late.onOpen(1);
   }
 
   private Delivery.Summary analyse() {
