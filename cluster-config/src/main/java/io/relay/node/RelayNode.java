@@ -219,8 +219,9 @@ public final class RelayNode {
 
   /**
    * The drain on SIGTERM or a cluster Leave: /ready false at once; after the drain delay the
-   * servers stop accepting (Pekko HTTP's own unbind in the same phase) and every relay connection
-   * is closed with 1001, spread over the drain spread; then the node leaves the cluster and exits.
+   * servers stop accepting (each port's unbind, registered by {@code HttpServer} in the same
+   * phase) and every relay connection is closed with 1001, spread over the drain spread; then the
+   * node leaves the cluster and exits.
    */
   private static void registerDrain(
       ActorSystem<Void> system, Settings settings, RelayServices services, NodeState state) {
