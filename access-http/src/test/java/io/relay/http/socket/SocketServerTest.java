@@ -34,6 +34,7 @@ import org.junit.jupiter.api.Test;
 class SocketServerTest extends AllDirectives {
   private static final Duration DEADLINE = Duration.ofSeconds(10);
   private static final byte[] BIG = pattern(16 * 1024 * 1024);
+  private static final String HELLO = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
 
   private ActorSystem<Void> system;
   private SocketServer server;
@@ -73,8 +74,7 @@ class SocketServerTest extends AllDirectives {
     start("");
     try (Socket socket = connect()) {
       for (int i = 0; i < 3; i++) {
-        send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
-        assertEquals("hello", body(socket));
+        assertAnswersHello(socket);
       }
     }
   }
@@ -83,7 +83,7 @@ class SocketServerTest extends AllDirectives {
   void aClientThatClosesItsSideAfterTheRequestStillGetsTheAnswer() throws IOException {
     start("");
     try (Socket socket = connect()) {
-      send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+      send(socket, HELLO);
       socket.shutdownOutput();
       assertEquals("hello", body(socket));
       assertEquals(-1, socket.getInputStream().read(), "the server closes the connection after the answer");
@@ -119,9 +119,8 @@ class SocketServerTest extends AllDirectives {
   void pastMaxConnectionsANewConnectionWaitsUntilAnotherCloses() throws IOException {
     start("pekko.http.server.max-connections = 1");
     try (Socket first = connect(); Socket second = connect()) {
-      send(first, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
-      assertEquals("hello", body(first));
-      send(second, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+      assertAnswersHello(first);
+      send(second, HELLO);
       second.setSoTimeout(500);
       // a bounded observation, not a wait for a condition: nothing may come while the first is open
       assertThrows(SocketTimeoutException.class, () -> second.getInputStream().read(), "the second connection was served past max-connections");
@@ -135,8 +134,7 @@ class SocketServerTest extends AllDirectives {
   void anIdleConnectionIsClosedAfterTheIdleTimeout() throws IOException {
     start("pekko.http.server.idle-timeout = 1s");
     try (Socket socket = connect()) {
-      send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
-      assertEquals("hello", body(socket));
+      assertAnswersHello(socket);
       long start = System.nanoTime();
       assertClosedByServer(socket);
       assertTrue(System.nanoTime() - start >= Duration.ofMillis(900).toNanos(), "closed before the idle timeout");
@@ -147,12 +145,10 @@ class SocketServerTest extends AllDirectives {
   void unbindStopsAcceptingAndKeepsOpenConnectionsServed() throws Exception {
     start("");
     try (Socket socket = connect()) {
-      send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
-      assertEquals("hello", body(socket));
+      assertAnswersHello(socket);
       server.unbind().toCompletableFuture().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
       assertThrows(ConnectException.class, this::connect, "a new connection was accepted after unbind");
-      send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
-      assertEquals("hello", body(socket));
+      assertAnswersHello(socket);
     }
   }
 
@@ -160,8 +156,7 @@ class SocketServerTest extends AllDirectives {
   void terminateClosesWhatIsStillOpenAtTheDeadline() throws Exception {
     start("");
     try (Socket socket = connect()) {
-      send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
-      assertEquals("hello", body(socket));
+      assertAnswersHello(socket);
       server.terminate(Duration.ofMillis(300)).toCompletableFuture().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
       assertClosedByServer(socket);
       assertEquals(0, server.openConnections());
@@ -173,6 +168,12 @@ class SocketServerTest extends AllDirectives {
     socket.setSoTimeout((int) DEADLINE.toMillis());
     socket.connect(new InetSocketAddress("127.0.0.1", server.localAddress().getPort()));
     return socket;
+  }
+
+  /** One GET on the connection, answered with 200 "hello". */
+  private static void assertAnswersHello(Socket socket) throws IOException {
+    send(socket, HELLO);
+    assertEquals("hello", body(socket));
   }
 
   private static void send(Socket socket, String text) throws IOException {
