@@ -15,6 +15,11 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -23,13 +28,15 @@ import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.stream.Materializer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * The socket transport under Pekko HTTP, driven by plain sockets: keep-alive, half-close, a
  * reader slower than the server (writes that fill the socket), a large upload, max-connections,
- * the idle timeout, unbind and terminate.
+ * the idle timeout, unbind and terminate, and many clients vanishing mid-answer (no connection
+ * may be left open).
  */
 class SocketServerTest extends AllDirectives {
   private static final Duration DEADLINE = Duration.ofSeconds(10);
@@ -160,6 +167,42 @@ class SocketServerTest extends AllDirectives {
       server.terminate(Duration.ofMillis(300)).toCompletableFuture().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
       assertClosedByServer(socket);
       assertEquals(0, server.openConnections());
+    }
+  }
+
+  @Test
+  void clientsThatVanishInTheMiddleOfAnAnswerLeaveNothingOpen() throws Exception {
+    start("");
+    int clients = 200;
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int i = 0; i < clients; i++) {
+        boolean reset = i % 2 == 0;
+        done.add(
+            pool.submit(
+                () -> {
+                  try (Socket socket = connect()) {
+                    send(socket, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+                    socket.getInputStream().readNBytes(64 * 1024); // the server is still writing
+                    if (reset) {
+                      socket.setSoLinger(true, 0); // close with a reset, as a crashed client
+                    }
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    Awaitility.await("the server closes all " + clients + " vanished connections")
+        .atMost(DEADLINE)
+        .until(() -> server.openConnections() == 0);
+    try (Socket socket = connect()) {
+      assertAnswersHello(socket);
     }
   }
 
