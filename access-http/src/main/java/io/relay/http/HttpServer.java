@@ -73,11 +73,9 @@ public final class HttpServer {
   private static CompletionStage<InetSocketAddress> bindSockets(
       ActorSystem<?> system, String host, int port, Route route, Duration terminationDeadline) {
     try {
-      int writeBuffer = (int) system.settings().config().getBytes("pekko.stream.materializer.io.tcp.write-buffer-size").longValue();
-      SocketServer server = SocketServer.bind(system, host, port, route, writeBuffer);
+      SocketServer server = SocketServer.bind(system, host, port, route);
       CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
-      String id = "http-unbind-" + server.localAddress();
-      shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), id, server::unbind);
+      shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "http-unbind-" + server.localAddress(), server::unbind);
       shutdown.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "http-terminate-" + server.localAddress(), () -> server.terminate(terminationDeadline));
       return CompletableFuture.completedFuture(server.localAddress());
     } catch (RuntimeException e) {

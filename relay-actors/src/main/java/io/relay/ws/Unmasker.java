@@ -10,9 +10,10 @@ import org.apache.pekko.util.ByteString;
  * Removes the client's XOR mask from WebSocket payload bytes, eight bytes at a time.
  *
  * <p>Pekko HTTP 1.3.0 unmasks one byte at a time, which PERFORMANCE-NOTES measured as the largest
- * cost of a relay. Payload bytes arrive in an array that Pekko's TCP layer filled for this
- * connection alone (one new array per socket read), so a large payload is unmasked where it lies
- * instead of into a copy: half of what a relay node allocated per received byte.
+ * cost of a relay. Payload bytes arrive in an array filled for this connection alone (one new
+ * array per socket read, by the node's socket stage or Pekko's TCP layer), so a large payload is
+ * unmasked where it lies instead of into a copy: half of what a relay node allocated per
+ * received byte.
  */
 public final class Unmasker {
   private static final VarHandle LONGS =

@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntConsumer;
 import org.apache.pekko.Done;
@@ -46,11 +47,14 @@ import scala.concurrent.duration.FiniteDuration;
  * actor and back (data, then an ack or "resume reading"), several hand-overs per relayed frame on
  * a machine with one dispatcher thread per core. Here a connection's stream reads and writes its
  * socket itself; one selector thread only reports sockets that turned readable or writable. The
- * stream layers above are Pekko HTTP's, unchanged, with Pekko's own bidirectional idle timeout.
+ * stream layers above are Pekko HTTP's, unchanged.
  *
  * <p>Accepting stops while {@code max-connections} are open, and resumes when one closes.
- * {@link #unbind} stops accepting; {@link #terminate} also closes what is still open after a
- * deadline.
+ * {@code idle-timeout} closes connections that neither read nor wrote for that long. While the
+ * socket of a slow peer is full, a connection gathers up to {@code
+ * pekko.stream.materializer.io.tcp.write-buffer-size} before it stops pulling, as Pekko's TCP
+ * stage does. {@link #unbind} stops accepting; {@link #terminate} also closes what is still open
+ * after a deadline.
  */
 public final class SocketServer {
   private static final Logger LOG = LoggerFactory.getLogger(SocketServer.class);
@@ -73,18 +77,21 @@ public final class SocketServer {
   private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final Set<Endpoint> endpoints = ConcurrentHashMap.newKeySet();
   private final AtomicInteger open = new AtomicInteger();
+  /** Completes once the port is unbound and its last connection has closed. */
+  private final CompletableFuture<Done> allClosed = new CompletableFuture<>();
   private final Thread thread;
   private volatile boolean accepting = true;
   private volatile boolean running = true;
 
-  private SocketServer(ActorSystem<?> system, InetSocketAddress address, Route route, int writeBufferBytes) throws IOException {
+  private SocketServer(ActorSystem<?> system, InetSocketAddress address, Route route) throws IOException {
     this.system = system;
     this.materializer = Materializer.matFromSystem(system);
     this.settings = ServerSettings.create(system.classicSystem());
     this.handler = route.flow(system);
     this.layer = Http.get(system).serverLayer(settings, Optional.empty(), system.classicSystem().log());
     this.idleTimeoutNanos = idleTimeoutNanos(settings);
-    this.writeBufferBytes = writeBufferBytes;
+    this.writeBufferBytes =
+        (int) system.settings().config().getBytes("pekko.stream.materializer.io.tcp.write-buffer-size").longValue();
     this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
     try {
@@ -103,9 +110,9 @@ public final class SocketServer {
   }
 
   /** Binds {@code host:port} and starts accepting. */
-  public static SocketServer bind(ActorSystem<?> system, String host, int port, Route route, int writeBufferBytes) {
+  public static SocketServer bind(ActorSystem<?> system, String host, int port, Route route) {
     try {
-      SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route, writeBufferBytes);
+      SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route);
       server.thread.start();
       server.scheduleIdleSweep();
       system.getWhenTerminated().thenRun(server::stop);
@@ -137,6 +144,9 @@ public final class SocketServer {
           } catch (IOException e) {
             LOG.warn("closing the listening socket failed", e);
           }
+          if (open.get() == 0) {
+            allClosed.complete(Done.getInstance());
+          }
           done.complete(Done.getInstance());
         });
     return done;
@@ -147,25 +157,14 @@ public final class SocketServer {
    * then closes what is still open.
    */
   public CompletionStage<Done> terminate(Duration deadline) {
-    long end = System.nanoTime() + deadline.toNanos();
     return unbind()
         .thenCompose(
-            unbound -> {
-              CompletableFuture<Done> done = new CompletableFuture<>();
-              awaitClosed(end, done);
+            unbound -> allClosed.copy().completeOnTimeout(Done.getInstance(), deadline.toNanos(), TimeUnit.NANOSECONDS))
+        .thenApply(
+            done -> {
+              endpoints.forEach(Endpoint::reset);
               return done;
             });
-  }
-
-  private void awaitClosed(long end, CompletableFuture<Done> done) {
-    if (open.get() == 0) {
-      done.complete(Done.getInstance());
-    } else if (System.nanoTime() >= end) {
-      endpoints.forEach(Endpoint::reset);
-      done.complete(Done.getInstance());
-    } else {
-      system.scheduler().scheduleOnce(Duration.ofMillis(50), () -> awaitClosed(end, done), system.executionContext());
-    }
   }
 
   private void stop() {
@@ -294,8 +293,10 @@ public final class SocketServer {
 
   private void closed(Endpoint endpoint) {
     if (endpoints.remove(endpoint)) {
-      open.decrementAndGet();
-      if (accepting) {
+      int left = open.decrementAndGet();
+      if (!accepting && left == 0) {
+        allClosed.complete(Done.getInstance());
+      } else if (accepting) {
         submit(
             () -> {
               if (accepting && acceptKey.isValid() && acceptKey.interestOps() == 0) {

@@ -22,8 +22,8 @@ import org.apache.pekko.util.ByteString;
 /**
  * One accepted socket as a stream stage: bytes pushed in are written to the socket, bytes read
  * from it are pushed out, in the TLS protocol's plain-text envelopes that Pekko HTTP's server
- * layer speaks (what Pekko's {@code TLSPlacebo} would add as two more stages per connection). The stage reads and writes the socket itself, on its own stream's
- * thread; the {@link SocketServer}'s selector thread only tells it when a socket that had nothing
+ * layer speaks (what Pekko's {@code TLSPlacebo} would add as two more stages per connection). The
+ * stage reads and writes the socket itself, on its own stream's thread; the {@link SocketServer}'s selector thread only tells it when a socket that had nothing
  * to read became readable, or one that was full became writable.
  *
  * <p>Reads happen only on demand: a read that finds nothing asks the selector to watch the socket,
@@ -35,18 +35,18 @@ import org.apache.pekko.util.ByteString;
  * once what is gathered has been written. A failure from upstream resets the connection.
  */
 final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound>> {
-  private static final int READ_BUFFER_BYTES = 128 * 1024;
+  private static final int BUFFER_BYTES = 128 * 1024;
   /** The session of plain-text bytes (protocol SSL_NULL_WITH_NULL_NULL), as TLSPlacebo's. */
   private static final SSLSession NO_TLS = plainSession();
   /** Each stream thread's read buffer: a read copies exactly the bytes it got out of it. */
   private static final ThreadLocal<ByteBuffer> READ_BUFFER =
-      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(READ_BUFFER_BYTES));
+      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BUFFER_BYTES));
   /**
    * Each stream thread's write buffer: what is to be written is copied into it and written in
    * one call (the copy the JDK would make into its own temporary buffer, one per part).
    */
   private static final ThreadLocal<ByteBuffer> WRITE_BUFFER =
-      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(READ_BUFFER_BYTES));
+      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BUFFER_BYTES));
 
   private final Inlet<TLSProtocol.SslTlsOutbound> in = Inlet.create("Socket.toNetwork");
   private final Outlet<TLSProtocol.SslTlsInbound> out = Outlet.create("Socket.fromNetwork");
@@ -124,9 +124,6 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
         endpoint.watch(SelectionKey.OP_READ);
       } else {
         complete(out);
-        if (isClosed(in) && toWrite.isEmpty()) {
-          completeStage();
-        }
       }
     }
 
@@ -162,13 +159,16 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
           toWrite.copyToBuffer(buffer);
           buffer.flip();
           int n = channel.write(buffer);
-          if (n == 0) {
+          toWrite = toWrite.drop(n);
+          if (n > 0) {
+            endpoint.active();
+          }
+          if (buffer.hasRemaining()) {
+            // the socket is full: go on when it is writable again
             waitingWritable = true;
             endpoint.watch(SelectionKey.OP_WRITE);
             return;
           }
-          toWrite = toWrite.drop(n);
-          endpoint.active();
         }
       } catch (IOException e) {
         failStage(e);
@@ -202,9 +202,7 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
       if ((ops & SelectionKey.OP_WRITE) != 0 && waitingWritable) {
         waitingWritable = false;
         write();
-        if (!isClosed(in)) {
-          pullIfRoom();
-        }
+        pullIfRoom();
       }
       if ((ops & SelectionKey.OP_READ) != 0 && isAvailable(out)) {
         read();
@@ -219,5 +217,4 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
       throw new IllegalStateException("no default TLS context to describe plain-text sessions", e);
     }
   }
-
 }
