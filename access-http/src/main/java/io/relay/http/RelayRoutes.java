@@ -6,41 +6,53 @@ import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyList;
 import io.relay.metrics.RelayMetrics;
+import io.relay.http.socket.ProtocolSwitch;
 import io.relay.topic.Connection;
 import io.relay.topic.TopicActor;
 import io.relay.topic.TopicRegistry;
 import io.relay.ws.OutboundQueue;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
+import java.util.Base64;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.stream.StreamSupport;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.http.impl.engine.ws.FrameEvent;
-import org.apache.pekko.http.impl.engine.ws.UpgradeToWebSocketLowLevel;
-import org.apache.pekko.stream.FlowShape;
-import org.apache.pekko.stream.Graph;
+import org.apache.pekko.http.impl.engine.server.UpgradeToOtherProtocolResponseHeader;
 import org.apache.pekko.http.javadsl.model.AttributeKeys;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.model.headers.SecWebSocketProtocol;
 import org.apache.pekko.http.javadsl.model.ws.WebSocketUpgrade;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
-import scala.Option;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.util.ByteString;
 
 /**
  * {@code GET /session/{topic}?code=C}: redeems the one-time code and upgrades to the topic's
  * WebSocket, or refuses with a plain status and a one-line body before the upgrade.
+ *
+ * <p>Pekko HTTP checks the upgrade request (its {@link WebSocketUpgrade} attribute); the relay
+ * answers the handshake itself and runs its own WebSocket stage over the connection's bytes. On
+ * the node's own sockets the connection then leaves Pekko HTTP altogether ({@link
+ * ProtocolSwitch}); on an HTTPS port Pekko HTTP runs the stage over its TLS connection.
  */
 final class RelayRoutes extends AllDirectives {
   /** The subprotocol browsers of practable's clients ask for. */
   private static final String NULL_PROTOCOL = "null";
+  /** RFC 6455 section 1.3: appended to the client's key before hashing it into the answer. */
+  private static final String ACCEPT_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
   private final HttpSettings settings;
   private final RelaySettings relaySettings;
@@ -113,14 +125,14 @@ final class RelayRoutes extends AllDirectives {
                   }
                   throw refused(rejected.reason().name().toLowerCase(Locale.ROOT), message(rejected.reason()));
                 }
-                return admit(((CodeStore.Redeemed) redemption).grant(), request, upgrade.get());
+                return admit(((CodeStore.Redeemed) redemption).grant(), request);
               });
     } catch (ApiException e) {
       return CompletableFuture.failedFuture(e);
     }
   }
 
-  private CompletionStage<HttpResponse> admit(CodeGrant grant, HttpRequest request, WebSocketUpgrade upgrade) {
+  private CompletionStage<HttpResponse> admit(CodeGrant grant, HttpRequest request) {
     return Ask.<DenyList.Command, Boolean>ask(
             denyList,
             replyTo -> new DenyList.Check(grant.bookingId(), replyTo),
@@ -143,7 +155,7 @@ final class RelayRoutes extends AllDirectives {
                   settings.askTimeout(),
                   system);
             })
-        .thenApply(result -> upgrade(result, upgrade));
+        .thenApply(result -> upgrade(result, request));
   }
 
   private Connection connection(CodeGrant grant, Instant expiresAt, HttpRequest request) {
@@ -162,22 +174,48 @@ final class RelayRoutes extends AllDirectives {
         new OutboundQueue(relaySettings.bufferSize(), relaySettings.bufferBytes()));
   }
 
-  private static HttpResponse upgrade(TopicActor.JoinResult result, WebSocketUpgrade upgrade) {
+  private static HttpResponse upgrade(TopicActor.JoinResult result, HttpRequest request) {
     if (result instanceof TopicActor.Refused refused) {
       HttpResponse response = text(refused.status(), refused.message());
       return refused.retryAfter() == null
           ? response
           : response.addHeader(RawHeader.create("Retry-After", String.valueOf(Math.max(1, refused.retryAfter().toSeconds()))));
     }
-    boolean wantsNull = false;
-    for (String protocol : upgrade.getRequestedProtocols()) {
-      wantsNull |= NULL_PROTOCOL.equals(protocol);
+    var flow = ((TopicActor.Joined) result).flow();
+    boolean wantsNull =
+        request.getAttribute(AttributeKeys.webSocketUpgrade).stream()
+            .flatMap(upgrade -> StreamSupport.stream(upgrade.getRequestedProtocols().spliterator(), false))
+            .anyMatch(NULL_PROTOCOL::equals);
+    HttpResponse switching =
+        HttpResponse.create()
+            .withStatus(StatusCodes.SWITCHING_PROTOCOLS)
+            .addHeader(RawHeader.create("Upgrade", "websocket"))
+            .addHeader(org.apache.pekko.http.javadsl.model.headers.Connection.create("Upgrade"))
+            .addHeader(RawHeader.create("Sec-WebSocket-Accept", acceptKey(request)));
+    if (wantsNull) {
+      switching = switching.addHeader(SecWebSocketProtocol.create(NULL_PROTOCOL));
     }
-    Option<String> subprotocol = wantsNull ? Option.apply(NULL_PROTOCOL) : Option.empty();
+    Optional<ProtocolSwitch> socket = request.getAttribute(ProtocolSwitch.KEY);
+    if (socket.isPresent()) {
+      socket.get().afterSwitchingResponse(flow);
+      return switching;
+    }
     @SuppressWarnings("unchecked")
-    Graph<FlowShape<FrameEvent, FrameEvent>, Object> flow =
-        (Graph<FlowShape<FrameEvent, FrameEvent>, Object>) (Graph<?, ?>) ((TopicActor.Joined) result).flow();
-    return (HttpResponse) ((UpgradeToWebSocketLowLevel) upgrade).handleFrames(flow, subprotocol);
+    org.apache.pekko.stream.scaladsl.Flow<ByteString, ByteString, Object> overTls =
+        (org.apache.pekko.stream.scaladsl.Flow<ByteString, ByteString, Object>) (Object) Flow.fromGraph(flow).asScala();
+    return switching.addHeader(new UpgradeToOtherProtocolResponseHeader(overTls));
+  }
+
+  /** The handshake's answer to the client's {@code Sec-WebSocket-Key} (RFC 6455 section 4.2.2). */
+  private static String acceptKey(HttpRequest request) {
+    String key = request.getHeader("Sec-WebSocket-Key").map(h -> h.value()).orElseThrow();
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("SHA-1").digest((key + ACCEPT_GUID).getBytes(StandardCharsets.US_ASCII));
+      return Base64.getEncoder().encodeToString(digest);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("the JDK always has SHA-1", e);
+    }
   }
 
   /** The first X-Forwarded-For entry, else the peer's address. */

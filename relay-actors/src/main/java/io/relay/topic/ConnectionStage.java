@@ -3,13 +3,10 @@ package io.relay.topic;
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
 import io.relay.ws.CloseCodes;
+import io.relay.ws.FrameReader;
 import io.relay.ws.Unmasker;
 import io.relay.ws.WsFrames;
-import java.util.OptionalInt;
-import org.apache.pekko.http.impl.engine.ws.FrameData;
-import org.apache.pekko.http.impl.engine.ws.FrameEvent;
-import org.apache.pekko.http.impl.engine.ws.FrameHeader;
-import org.apache.pekko.http.impl.engine.ws.FrameStart;
+import io.relay.ws.WsFrames.Frame;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Inlet;
@@ -22,24 +19,25 @@ import org.apache.pekko.stream.stage.TimerGraphStageLogic;
 import org.apache.pekko.util.ByteString;
 
 /**
- * One connection's whole WebSocket stream in a single stage: it reads the client's frames
- * (unmasking, reassembling, enforcing the size limit, answering pings and closes), hands each
- * message to its topic's {@link Room}, and writes the connection's outbound queue, pings and close
- * frames back.
+ * One connection's whole WebSocket protocol in a single stage, over the connection's bytes after
+ * the upgrade: it reads the client's frames (splitting, unmasking, reassembling, enforcing the
+ * size limit, answering pings and closes), hands each message to its topic's {@link Room}, and
+ * writes the connection's outbound queue, pings and close frames back, each frame as the bytes
+ * rendered once for all readers.
  *
  * <p>Keeping it to one stage keeps the per-connection graph, and so the memory per idle
  * connection, small; messages are never re-materialised as sub-streams.
  */
-final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>> {
-  private static final FrameStart PING = WsFrames.frame(WsFrames.PING, ByteString.emptyByteString());
+final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>> {
+  private static final Frame PING = WsFrames.frame(WsFrames.PING, ByteString.emptyByteString());
   private static final String PING_TIMER = "ping";
   private static final String CLOSE_TIMER = "close";
   private static final String FLUSH_TIMER = "flush";
   private static final int NO_MESSAGE = -1;
 
-  private final Inlet<FrameEvent> in = Inlet.create("Connection.in");
-  private final Outlet<FrameEvent> out = Outlet.create("Connection.out");
-  private final FlowShape<FrameEvent, FrameEvent> shape = FlowShape.of(in, out);
+  private final Inlet<ByteString> in = Inlet.create("Connection.in");
+  private final Outlet<ByteString> out = Outlet.create("Connection.out");
+  private final FlowShape<ByteString, ByteString> shape = FlowShape.of(in, out);
   private final Connection connection;
   private final RelaySettings settings;
   private final RelayMetrics metrics;
@@ -51,7 +49,7 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
   }
 
   @Override
-  public FlowShape<FrameEvent, FrameEvent> shape() {
+  public FlowShape<ByteString, ByteString> shape() {
     return shape;
   }
 
@@ -60,10 +58,15 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
     return new Logic();
   }
 
-  private final class Logic extends TimerGraphStageLogic implements InHandler, OutHandler {
+  private final class Logic extends TimerGraphStageLogic implements InHandler, OutHandler, FrameReader.Handler {
     private final boolean canWrite = connection.grant().canWrite();
-    private FrameStart pendingControl;
+    private final FrameReader reader = new FrameReader();
+    /** Stopped reading frames: the client broke the framing, nothing it sends can be trusted. */
+    private boolean broken;
+    private Frame pendingControl;
     private boolean completeAfterControl;
+    /** A close answer is on its way: the stage completes once it is written. */
+    private boolean completing;
     private boolean closeSent;
     private boolean flushTimerStarted;
     private boolean discarding;
@@ -108,12 +111,9 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
 
     @Override
     public void onPush() {
-      FrameEvent event = grab(in);
-      if (event instanceof FrameStart start) {
-        onFrameStart(start);
-      } else {
-        FrameData data = (FrameData) event;
-        consume(data.data(), data.lastPart());
+      ByteString bytes = grab(in);
+      if (!broken) {
+        reader.read(bytes, this);
       }
       if (pendingControl == null && !isClosed(in) && !hasBeenPulled(in)) {
         pull(in);
@@ -131,46 +131,53 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
       completeStage();
     }
 
-    private void onFrameStart(FrameStart start) {
-      FrameHeader header = start.header();
-      byte opcode = header.opcode().code();
-      OptionalInt mask = WsFrames.maskOf(header);
-      if (mask.isEmpty() || header.rsv1() || header.rsv2() || header.rsv3()) {
+    @Override
+    public boolean onHeader(byte opcode, boolean fin, int rsv, boolean masked, int mask, long length) {
+      if (!masked || rsv != 0) {
         protocolError("client frames must be masked and carry no extension bits");
-        return;
+        return false;
+      }
+      if (length < 0) {
+        protocolError("bad frame length");
+        return false;
       }
       frameOpcode = opcode;
-      frameFin = header.fin();
-      frameMask = mask.getAsInt();
+      frameFin = fin;
+      frameMask = mask;
       frameOffset = 0;
       if (opcode >= WsFrames.CLOSE) {
-        if (!header.fin() || header.length() > 125 || opcode > WsFrames.PONG) {
+        if (!fin || length > 125 || opcode > WsFrames.PONG) {
           protocolError("bad control frame");
-          return;
+          return false;
         }
         control = ByteString.emptyByteString();
       } else if (!discarding) {
         if (opcode == WsFrames.CONTINUATION) {
           if (messageOpcode == NO_MESSAGE) {
             protocolError("continuation without a message");
-            return;
+            return false;
           }
         } else if (opcode == WsFrames.TEXT || opcode == WsFrames.BINARY) {
           if (messageOpcode != NO_MESSAGE) {
             protocolError("new message inside a fragmented one");
-            return;
+            return false;
           }
           messageOpcode = opcode;
         } else {
           protocolError("unknown opcode " + opcode);
-          return;
+          return false;
         }
-        if (messageSize + header.length() > settings.maxMessageBytes()) {
+        if (messageSize + length > settings.maxMessageBytes()) {
           serverClose(CloseCodes.TOO_BIG, "message too big");
-          return;
         }
       }
-      consume(start.data(), start.lastPart());
+      return true;
+    }
+
+    @Override
+    public boolean onPayload(ByteString piece, boolean last) {
+      consume(piece, last);
+      return !broken && !completing && !isClosed(in);
     }
 
     private void consume(ByteString chunk, boolean lastPart) {
@@ -231,6 +238,7 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
     }
 
     private void protocolError(String reason) {
+      broken = true;
       serverClose(CloseCodes.PROTOCOL_ERROR, reason);
     }
 
@@ -240,9 +248,10 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
       connection.close(code, reason);
     }
 
-    private void sendControl(FrameStart frame, boolean thenComplete) {
+    private void sendControl(Frame frame, boolean thenComplete) {
       pendingControl = frame;
       completeAfterControl = thenComplete;
+      completing |= thenComplete;
       if (isAvailable(out)) {
         onPull();
       }
@@ -253,7 +262,7 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
     @Override
     public void onPull() {
       if (pendingControl != null) {
-        FrameStart frame = pendingControl;
+        Frame frame = pendingControl;
         pendingControl = null;
         pushOut(frame);
         if (completeAfterControl) {
@@ -266,17 +275,17 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
       if (closeSent) {
         return;
       }
-      FrameStart next = connection.outbound().poll();
+      Frame next = connection.outbound().poll();
       if (next == null) {
         return;
       }
       pushOut(next);
-      if (next.header().opcode().code() == WsFrames.CLOSE) {
+      if (next.isClose()) {
         closeSent = true;
         discarding = true;
         scheduleOnce(CLOSE_TIMER, settings.closeTimeout());
       } else {
-        int size = next.data().length();
+        int size = next.payloadLength();
         connection.stats().sent(size, lastOutNanos);
         metrics.framesOut.inc();
         metrics.bytesOut.inc(size);
@@ -288,8 +297,8 @@ final class ConnectionStage extends GraphStage<FlowShape<FrameEvent, FrameEvent>
       completeStage();
     }
 
-    private void pushOut(FrameStart frame) {
-      push(out, frame);
+    private void pushOut(Frame frame) {
+      push(out, frame.wire());
       lastOutNanos = System.nanoTime();
     }
 

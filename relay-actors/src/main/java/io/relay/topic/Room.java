@@ -2,7 +2,7 @@ package io.relay.topic;
 
 import io.relay.metrics.RelayMetrics;
 import io.relay.status.StatsFrames;
-import org.apache.pekko.http.impl.engine.ws.FrameStart;
+import io.relay.ws.WsFrames.Frame;
 
 /**
  * A topic's current readers, published by its topic actor and read by its writers' streams.
@@ -39,9 +39,9 @@ public final class Room {
   }
 
   /** Offers one message to every reader except its sender. */
-  public void fanOut(Connection sender, FrameStart frame) {
+  public void fanOut(Connection sender, Frame frame) {
     if (onUpdateRequest != null) {
-      if (StatsFrames.isUpdateRequest(frame.data())) {
+      if (StatsFrames.isUpdateRequest(frame.payload())) {
         onUpdateRequest.run();
       }
       return;

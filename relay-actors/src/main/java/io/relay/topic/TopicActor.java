@@ -19,10 +19,9 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
-import org.apache.pekko.http.impl.engine.ws.FrameEvent;
-import org.apache.pekko.http.impl.engine.ws.FrameStart;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Graph;
+import org.apache.pekko.util.ByteString;
 import org.slf4j.spi.LoggingEventBuilder;
 
 /**
@@ -65,8 +64,8 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
   /** What a join produced. */
   public sealed interface JoinResult {}
 
-  /** Accepted: run this frame-level flow as the connection's WebSocket handler. */
-  public record Joined(Graph<FlowShape<FrameEvent, FrameEvent>, NotUsed> flow)
+  /** Accepted: run this flow over the connection's bytes once the upgrade is answered. */
+  public record Joined(Graph<FlowShape<ByteString, ByteString>, NotUsed> flow)
       implements JoinResult {}
 
   /** Refused before the upgrade, with the HTTP status to answer and its message. */
@@ -243,7 +242,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
 
   private Behavior<Command> onStatsGathered(StatsGathered gathered) {
     gathering = false;
-    FrameStart frame = WsFrames.frame(WsFrames.TEXT, StatsFrames.render(gathered.gathered().reports()));
+    WsFrames.Frame frame = WsFrames.frame(WsFrames.TEXT, StatsFrames.render(gathered.gathered().reports()));
     for (Connection reader : room.readers()) {
       reader.outbound().offer(frame);
     }

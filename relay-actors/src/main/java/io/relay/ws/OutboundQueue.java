@@ -1,7 +1,7 @@
 package io.relay.ws;
 
+import io.relay.ws.WsFrames.Frame;
 import java.util.ArrayDeque;
-import org.apache.pekko.http.impl.engine.ws.FrameStart;
 
 /**
  * One connection's bounded outbound queue, fed by writers on any thread and drained by the
@@ -17,10 +17,10 @@ import org.apache.pekko.http.impl.engine.ws.FrameStart;
 public final class OutboundQueue {
   private final int maxMessages;
   private final long maxBytes;
-  private final ArrayDeque<FrameStart> frames = new ArrayDeque<>();
+  private final ArrayDeque<Frame> frames = new ArrayDeque<>();
   private long bytes;
   private long dropped;
-  private FrameStart closeFrame;
+  private Frame closeFrame;
   private boolean flushFirst;
   private boolean closed;
   private boolean waiting;
@@ -36,7 +36,7 @@ public final class OutboundQueue {
    *
    * @return how many frames were dropped to make room
    */
-  public int offer(FrameStart frame) {
+  public int offer(Frame frame) {
     Runnable toWake;
     int droppedNow = 0;
     synchronized (this) {
@@ -44,9 +44,9 @@ public final class OutboundQueue {
         return 0;
       }
       frames.addLast(frame);
-      bytes += frame.data().length();
+      bytes += frame.payloadLength();
       while (frames.size() > 1 && (frames.size() > maxMessages || bytes > maxBytes)) {
-        bytes -= frames.removeFirst().data().length();
+        bytes -= frames.removeFirst().payloadLength();
         droppedNow++;
       }
       dropped += droppedNow;
@@ -63,7 +63,7 @@ public final class OutboundQueue {
    *
    * @param flush true to send what is already queued first, false to drop it
    */
-  public void close(FrameStart frame, boolean flush) {
+  public void close(Frame frame, boolean flush) {
     Runnable toWake;
     synchronized (this) {
       if (closeFrame != null || closed) {
@@ -94,20 +94,20 @@ public final class OutboundQueue {
    * The next frame to send (a requested close first), or null; when null, the wake-up registered
    * with {@link #attach} runs once the next frame or close arrives.
    */
-  public synchronized FrameStart poll() {
+  public synchronized Frame poll() {
     if (closeFrame != null && (!flushFirst || frames.isEmpty())) {
-      FrameStart close = closeFrame;
+      Frame close = closeFrame;
       closeFrame = null;
       closed = true;
       frames.clear();
       bytes = 0;
       return close;
     }
-    FrameStart next = frames.pollFirst();
+    Frame next = frames.pollFirst();
     if (next == null) {
       waiting = true;
     } else {
-      bytes -= next.data().length();
+      bytes -= next.payloadLength();
     }
     return next;
   }

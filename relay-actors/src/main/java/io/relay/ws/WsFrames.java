@@ -1,19 +1,14 @@
 package io.relay.ws;
 
 import java.nio.charset.StandardCharsets;
-import org.apache.pekko.http.impl.engine.ws.FrameHeader;
-import org.apache.pekko.http.impl.engine.ws.FrameStart;
-import org.apache.pekko.http.impl.engine.ws.Protocol;
 import org.apache.pekko.util.ByteString;
-import scala.Option;
 
 /**
- * The one place that touches Pekko HTTP's frame-level WebSocket model.
+ * WebSocket framing as the server writes it (RFC 6455 section 5.2): opcodes, and frames rendered
+ * once into the bytes that go on the wire.
  *
- * <p>Pekko HTTP's public message API can only close with 1000 or 1011, but this relay must send
- * 1001, 1009, 4000, 4001 and 4003. Its frame-level handler ({@code handleFrames}) is internal API,
- * stable across the 1.x line but not promised: everything that depends on it is here and in {@link
- * ConnectionStage}, and the end-to-end tests exercise it with a real client.
+ * <p>A server frame is never masked, so one rendered frame is the same for every reader of a
+ * topic: it is rendered once per message, and every reader's connection writes the same bytes.
  */
 public final class WsFrames {
   /** Opcodes of RFC 6455 section 5.2. */
@@ -25,19 +20,29 @@ public final class WsFrames {
   public static final byte PING = 0x9;
   public static final byte PONG = 0xA;
 
-  private static final Option<Object> NO_MASK = Option.empty();
-
   private WsFrames() {}
 
   /** A whole, unmasked, final frame as the server sends it; one instance can go to many peers. */
-  public static FrameStart frame(byte opcode, ByteString payload) {
-    return new FrameStart(
-        new FrameHeader(opcode(opcode), NO_MASK, payload.length(), true, false, false, false),
-        payload);
+  public static Frame frame(byte opcode, ByteString payload) {
+    int length = payload.length();
+    byte[] header;
+    if (length < 126) {
+      header = new byte[] {(byte) (0x80 | opcode), (byte) length};
+    } else if (length < 1 << 16) {
+      header = new byte[] {(byte) (0x80 | opcode), 126, (byte) (length >> 8), (byte) length};
+    } else {
+      header = new byte[10];
+      header[0] = (byte) (0x80 | opcode);
+      header[1] = 127;
+      for (int i = 0; i < 8; i++) {
+        header[9 - i] = (byte) ((long) length >> (8 * i));
+      }
+    }
+    return new Frame(opcode, length, ByteString.fromArrayUnsafe(header).concat(payload), payload);
   }
 
   /** A close frame with a status code and a short reason. */
-  public static FrameStart close(int code, String reason) {
+  public static Frame close(int code, String reason) {
     ByteString body =
         ByteString.fromArray(new byte[] {(byte) (code >> 8), (byte) code})
             .concat(ByteString.fromString(reason, StandardCharsets.UTF_8));
@@ -52,15 +57,17 @@ public final class WsFrames {
     return ((payload.apply(0) & 0xFF) << 8) | (payload.apply(1) & 0xFF);
   }
 
-  /** The masking key of a client frame, or empty when the client did not mask (a protocol error). */
-  public static java.util.OptionalInt maskOf(FrameHeader header) {
-    Option<Object> mask = header.mask();
-    return mask.isDefined()
-        ? java.util.OptionalInt.of((Integer) mask.get())
-        : java.util.OptionalInt.empty();
-  }
-
-  private static Protocol.Opcode opcode(byte code) {
-    return Protocol.Opcode$.MODULE$.forCode(code);
+  /**
+   * One server frame.
+   *
+   * @param opcode its opcode
+   * @param payloadLength the length of its payload
+   * @param wire the frame as it goes on the wire: header and payload
+   * @param payload the payload alone (the same bytes as the end of {@code wire})
+   */
+  public record Frame(byte opcode, int payloadLength, ByteString wire, ByteString payload) {
+    public boolean isClose() {
+      return opcode == CLOSE;
+    }
   }
 }

@@ -10,7 +10,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.apache.pekko.http.impl.engine.ws.FrameStart;
 import org.apache.pekko.util.ByteString;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -81,12 +80,12 @@ public class FanOutBenchmark {
     ByteString payload = Unmasker.unmask(masked, mask, 0);
     metrics.framesIn.inc();
     metrics.bytesIn.inc(size);
-    FrameStart frame = WsFrames.frame(WsFrames.BINARY, payload);
+    WsFrames.Frame frame = WsFrames.frame(WsFrames.BINARY, payload);
     room.fanOut(writer, frame);
     for (Connection reader : readerConnections) {
-      FrameStart out = reader.outbound().poll();
+      WsFrames.Frame out = reader.outbound().poll();
       metrics.framesOut.inc();
-      metrics.bytesOut.inc(out.data().length());
+      metrics.bytesOut.inc(out.payloadLength());
       bh.consume(out);
     }
   }

@@ -5,20 +5,20 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.pekko.http.impl.engine.ws.FrameStart;
+import io.relay.ws.WsFrames.Frame;
 import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.Test;
 
 /** The outbound queue stays within its bounds by dropping the oldest frames, and counts them. */
 class OutboundQueueTest {
-  private static FrameStart frame(int size) {
+  private static Frame frame(int size) {
     return WsFrames.frame(WsFrames.BINARY, ByteString.fromArray(new byte[size]));
   }
 
   @Test
   void dropsTheOldestPastTheMessageBound() {
     OutboundQueue queue = new OutboundQueue(3, 1 << 20);
-    FrameStart[] frames = new FrameStart[5];
+    Frame[] frames = new Frame[5];
     for (int i = 0; i < 5; i++) {
       frames[i] = frame(10);
       queue.offer(frames[i]);
@@ -38,7 +38,7 @@ class OutboundQueueTest {
     queue.offer(frame(400));
     queue.offer(frame(400));
     assertEquals(2, queue.size(), "800 bytes fit, 1200 do not");
-    FrameStart huge = frame(5000);
+    Frame huge = frame(5000);
     queue.offer(huge);
     assertEquals(1, queue.size(), "a frame larger than the bound replaces everything");
     assertSame(huge, queue.poll());
@@ -49,7 +49,7 @@ class OutboundQueueTest {
   void closeDiscardsQueuedFramesAndIsDeliveredNext() {
     OutboundQueue queue = new OutboundQueue(10, 1 << 20);
     queue.offer(frame(1));
-    FrameStart close = WsFrames.close(CloseCodes.BOOKING_DENIED, "denied");
+    Frame close = WsFrames.close(CloseCodes.BOOKING_DENIED, "denied");
     queue.close(close, false);
     queue.offer(frame(1));
     assertSame(close, queue.poll());
@@ -59,9 +59,9 @@ class OutboundQueueTest {
   @Test
   void gracefulCloseSendsWhatIsQueuedFirst() {
     OutboundQueue queue = new OutboundQueue(10, 1 << 20);
-    FrameStart queued = frame(1);
+    Frame queued = frame(1);
     queue.offer(queued);
-    FrameStart close = WsFrames.close(CloseCodes.TOPIC_MOVED, "moved");
+    Frame close = WsFrames.close(CloseCodes.TOPIC_MOVED, "moved");
     queue.close(close, true);
     queue.offer(frame(1));
     assertSame(queued, queue.poll(), "the frame queued before the close goes first");

@@ -30,10 +30,13 @@ import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
 import org.apache.pekko.http.impl.engine.server.HttpAttributes;
 import org.apache.pekko.stream.Attributes;
+import org.apache.pekko.stream.FlowShape;
+import org.apache.pekko.stream.Graph;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.TLSProtocol;
 import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.util.ByteString;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.concurrent.duration.FiniteDuration;
@@ -47,7 +50,9 @@ import scala.concurrent.duration.FiniteDuration;
  * actor and back (data, then an ack or "resume reading"), several hand-overs per relayed frame on
  * a machine with one dispatcher thread per core. Here a connection's stream reads and writes its
  * socket itself; one selector thread only reports sockets that turned readable or writable. The
- * stream layers above are Pekko HTTP's, unchanged.
+ * stream layers above are Pekko HTTP's, unchanged, until a route switches the connection to
+ * another protocol ({@link ProtocolSwitch}, a WebSocket upgrade): from then on, the new protocol's
+ * flow alone runs over the socket's stage.
  *
  * <p>Accepting stops while {@code max-connections} are open, and resumes when one closes.
  * {@code idle-timeout} closes connections that neither read nor wrote for that long. While the
@@ -246,11 +251,13 @@ public final class SocketServer {
   private void materialize(Endpoint endpoint) {
     try {
       InetSocketAddress remote = (InetSocketAddress) endpoint.channel.getRemoteAddress();
-      handler
+      Flow.of(HttpRequest.class)
+          .map(request -> request.addAttribute(ProtocolSwitch.KEY, endpoint))
+          .via(handler)
           .join(
               layer
                   .addAttributes(Attributes.apply(new HttpAttributes.RemoteAddress(remote)))
-                  .join(Flow.fromGraph(new SocketStage(endpoint, writeBufferBytes))))
+                  .join(Flow.fromGraph(SocketStage.http(endpoint, writeBufferBytes))))
           .run(materializer);
     } catch (IOException | RuntimeException e) {
       LOG.warn("could not start serving a connection", e);
@@ -317,7 +324,7 @@ public final class SocketServer {
   }
 
   /** One accepted socket, as its stage and the selector thread share it. */
-  final class Endpoint {
+  final class Endpoint implements ProtocolSwitch {
     /** Readiness value telling the stage that the server closed the socket under it. */
     static final int CLOSED = 1 << 30;
 
@@ -325,6 +332,8 @@ public final class SocketServer {
     private final SelectionKey key;
     private volatile IntConsumer onReady;
     private volatile long lastActive = System.nanoTime();
+    /** The flow to switch to after the next {@code 101} response, set by a route. */
+    private volatile Graph<FlowShape<ByteString, ByteString>, ?> switchTo;
 
     Endpoint(SocketChannel channel, SelectionKey key) {
       this.channel = channel;
@@ -336,9 +345,31 @@ public final class SocketServer {
       return channel;
     }
 
-    /** Where readiness goes: the stage's async callback. */
+    /** Where readiness goes: the stage's async callback, or null while no stage serves it. */
     void attach(IntConsumer onReady) {
       this.onReady = onReady;
+    }
+
+    @Override
+    public void afterSwitchingResponse(Graph<FlowShape<ByteString, ByteString>, ?> flow) {
+      switchTo = flow;
+    }
+
+    /** The flow a route asked to switch to, once; null if none. */
+    Graph<FlowShape<ByteString, ByteString>, ?> takeSwitch() {
+      Graph<FlowShape<ByteString, ByteString>, ?> flow = switchTo;
+      switchTo = null;
+      return flow;
+    }
+
+    /** Serves the socket with {@code flow} over a new stage that first writes {@code unwritten}. */
+    void serve(Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten) {
+      try {
+        Flow.fromGraph(SocketStage.bytes(this, writeBufferBytes, unwritten)).join(flow).run(materializer);
+      } catch (RuntimeException e) {
+        LOG.warn("could not switch a connection to its new protocol", e);
+        reset();
+      }
     }
 
     /** Reports readiness for {@code op} (OP_READ or OP_WRITE) once. */

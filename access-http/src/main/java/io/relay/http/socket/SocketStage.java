@@ -4,11 +4,14 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
+import java.util.function.Function;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSession;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.FlowShape;
+import org.apache.pekko.stream.Graph;
 import org.apache.pekko.stream.Inlet;
 import org.apache.pekko.stream.Outlet;
 import org.apache.pekko.stream.TLSProtocol;
@@ -21,10 +24,12 @@ import org.apache.pekko.util.ByteString;
 
 /**
  * One accepted socket as a stream stage: bytes pushed in are written to the socket, bytes read
- * from it are pushed out, in the TLS protocol's plain-text envelopes that Pekko HTTP's server
- * layer speaks (what Pekko's {@code TLSPlacebo} would add as two more stages per connection). The
- * stage reads and writes the socket itself, on its own stream's thread; the {@link SocketServer}'s selector thread only tells it when a socket that had nothing
- * to read became readable, or one that was full became writable.
+ * from it are pushed out. Under Pekko HTTP's server layer they travel in the TLS protocol's
+ * plain-text envelopes that the layer speaks (what Pekko's {@code TLSPlacebo} would add as two
+ * more stages per connection); under a protocol the connection switched to, as bytes. The stage
+ * reads and writes the socket itself, on its own stream's thread; the {@link SocketServer}'s
+ * selector thread only tells it when a socket that had nothing to read became readable, or one
+ * that was full became writable.
  *
  * <p>Reads happen only on demand: a read that finds nothing asks the selector to watch the socket,
  * and while the stream does not pull, nothing is read and TCP's own window pushes back on the
@@ -33,8 +38,13 @@ import org.apache.pekko.util.ByteString;
  * the outlet completes and what is being written still goes out (as with Pekko's TCP stage
  * without half-close); when the stream finishes writing or stops reading, the socket is closed
  * once what is gathered has been written. A failure from upstream resets the connection.
+ *
+ * <p>Under HTTP, once a route asked for a {@link ProtocolSwitch} and its {@code 101} response has
+ * been handed to the stage, the stage hands the socket (and what of the response is still to be
+ * written) to a new stage under the new protocol's flow, and completes: to Pekko HTTP the
+ * connection then looks closed by the peer, and its server graph ends.
  */
-final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound>> {
+final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private static final int BUFFER_BYTES = 128 * 1024;
   /** The session of plain-text bytes (protocol SSL_NULL_WITH_NULL_NULL), as TLSPlacebo's. */
   private static final SSLSession NO_TLS = plainSession();
@@ -48,19 +58,58 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
   private static final ThreadLocal<ByteBuffer> WRITE_BUFFER =
       ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BUFFER_BYTES));
 
-  private final Inlet<TLSProtocol.SslTlsOutbound> in = Inlet.create("Socket.toNetwork");
-  private final Outlet<TLSProtocol.SslTlsInbound> out = Outlet.create("Socket.fromNetwork");
-  private final FlowShape<TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound> shape = FlowShape.of(in, out);
+  /** How a {@code 101} response starts, as Pekko HTTP renders it. */
+  private static final ByteString SWITCHING = ByteString.fromString("HTTP/1.1 101 ", StandardCharsets.US_ASCII);
+
+  private final Inlet<I> in = Inlet.create("Socket.toNetwork");
+  private final Outlet<O> out = Outlet.create("Socket.fromNetwork");
+  private final FlowShape<I, O> shape = FlowShape.of(in, out);
   private final SocketServer.Endpoint endpoint;
   private final int writeBufferBytes;
+  /** The bytes to write in what the stage is pushed, or null for none. */
+  private final Function<I, ByteString> bytesOf;
+  /** What the stage pushes for bytes read. */
+  private final Function<ByteString, O> wrap;
+  /** Whether the stage serves HTTP and may switch protocols. */
+  private final boolean http;
+  /** Bytes to write first: what a switched-from stage had not written yet. */
+  private final ByteString unwritten;
 
-  SocketStage(SocketServer.Endpoint endpoint, int writeBufferBytes) {
+  private SocketStage(
+      SocketServer.Endpoint endpoint,
+      int writeBufferBytes,
+      Function<I, ByteString> bytesOf,
+      Function<ByteString, O> wrap,
+      boolean http,
+      ByteString unwritten) {
     this.endpoint = endpoint;
     this.writeBufferBytes = writeBufferBytes;
+    this.bytesOf = bytesOf;
+    this.wrap = wrap;
+    this.http = http;
+    this.unwritten = unwritten;
+  }
+
+  /** The stage under Pekko HTTP's server layer. */
+  static SocketStage<TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound> http(
+      SocketServer.Endpoint endpoint, int writeBufferBytes) {
+    return new SocketStage<>(
+        endpoint,
+        writeBufferBytes,
+        outbound -> outbound instanceof TLSProtocol.SendBytes send ? send.bytes() : null,
+        bytes -> new TLSProtocol.SessionBytes(NO_TLS, bytes),
+        true,
+        ByteString.emptyByteString());
+  }
+
+  /** The stage under a protocol the connection switched to, writing {@code unwritten} first. */
+  static SocketStage<ByteString, ByteString> bytes(
+      SocketServer.Endpoint endpoint, int writeBufferBytes, ByteString unwritten) {
+    return new SocketStage<>(endpoint, writeBufferBytes, bytes -> bytes, bytes -> bytes, false, unwritten);
   }
 
   @Override
-  public FlowShape<TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound> shape() {
+  public FlowShape<I, O> shape() {
     return shape;
   }
 
@@ -71,9 +120,11 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
 
   private final class Logic extends GraphStageLogic implements InHandler, OutHandler {
     private final SocketChannel channel = endpoint.channel();
-    private ByteString toWrite = ByteString.emptyByteString();
+    private ByteString toWrite = unwritten;
     private boolean waitingWritable;
     private boolean closeWhenWritten;
+    /** The socket went on under another stage: leave it open. */
+    private boolean handedOver;
 
     Logic() {
       super(shape);
@@ -85,11 +136,16 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
       AsyncCallback<Integer> ready = createAsyncCallback(this::onReady);
       endpoint.attach(ops -> ready.invoke(ops));
       pull(in);
+      if (!toWrite.isEmpty()) {
+        write();
+      }
     }
 
     @Override
     public void postStop() {
-      endpoint.close();
+      if (!handedOver) {
+        endpoint.close();
+      }
     }
 
     // ---- socket to stream
@@ -119,7 +175,7 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
         byte[] bytes = new byte[n];
         buffer.get(bytes);
         endpoint.active();
-        push(out, new TLSProtocol.SessionBytes(NO_TLS, ByteString.fromArrayUnsafe(bytes)));
+        push(out, wrap.apply(ByteString.fromArrayUnsafe(bytes)));
       } else if (n == 0) {
         endpoint.watch(SelectionKey.OP_READ);
       } else {
@@ -131,13 +187,30 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
 
     @Override
     public void onPush() {
-      if (grab(in) instanceof TLSProtocol.SendBytes send) {
-        toWrite = toWrite.concat(send.bytes());
+      ByteString bytes = bytesOf.apply(grab(in));
+      Graph<FlowShape<ByteString, ByteString>, ?> switchTo = null;
+      if (bytes != null) {
+        toWrite = toWrite.concat(bytes);
+        if (http && isSwitchingResponse(bytes)) {
+          switchTo = endpoint.takeSwitch();
+        }
       }
       if (!waitingWritable) {
         write();
       }
-      pullIfRoom();
+      if (switchTo != null && !isClosed(in)) {
+        handOver(switchTo);
+      } else {
+        pullIfRoom();
+      }
+    }
+
+    /** Serves the rest of the connection with {@code flow}, on a new stage, and completes. */
+    private void handOver(Graph<FlowShape<ByteString, ByteString>, ?> flow) {
+      handedOver = true;
+      endpoint.attach(null);
+      endpoint.serve(flow, toWrite);
+      completeStage();
     }
 
     @Override
@@ -208,6 +281,18 @@ final class SocketStage extends GraphStage<FlowShape<TLSProtocol.SslTlsOutbound,
         read();
       }
     }
+  }
+
+  private static boolean isSwitchingResponse(ByteString bytes) {
+    if (bytes.length() < SWITCHING.length()) {
+      return false;
+    }
+    for (int i = 0; i < SWITCHING.length(); i++) {
+      if (bytes.apply(i) != SWITCHING.apply(i)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static SSLSession plainSession() {
