@@ -64,8 +64,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     /** Stopped reading frames: the client broke the framing, nothing it sends can be trusted. */
     private boolean broken;
     private Frame pendingControl;
-    private boolean completeAfterControl;
-    /** A close answer is on its way: the stage completes once it is written. */
+    /** The pending control frame is the answer to the client's close. */
     private boolean completing;
     private boolean closeSent;
     private boolean flushTimerStarted;
@@ -112,7 +111,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     @Override
     public void onPush() {
       ByteString bytes = grab(in);
-      if (!broken) {
+      if (!broken && !completing) {
         reader.read(bytes, this);
       }
       if (pendingControl == null && !isClosed(in) && !hasBeenPulled(in)) {
@@ -250,7 +249,6 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
 
     private void sendControl(Frame frame, boolean thenComplete) {
       pendingControl = frame;
-      completeAfterControl = thenComplete;
       completing |= thenComplete;
       if (isAvailable(out)) {
         onPull();
@@ -265,8 +263,10 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
         Frame frame = pendingControl;
         pendingControl = null;
         pushOut(frame);
-        if (completeAfterControl) {
-          completeStage();
+        if (completing) {
+          // ends the output after the close frame; the stage completes when the socket closes
+          // (completing the whole stage here could close the socket before the frame is written)
+          complete(out);
         } else if (!isClosed(in) && !hasBeenPulled(in)) {
           pull(in);
         }
