@@ -7,6 +7,8 @@ import io.relay.ws.FrameReader;
 import io.relay.ws.Unmasker;
 import io.relay.ws.WsFrames;
 import io.relay.ws.WsFrames.Frame;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Inlet;
@@ -34,6 +36,11 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   private static final String CLOSE_TIMER = "close";
   private static final String FLUSH_TIMER = "flush";
   private static final int NO_MESSAGE = -1;
+  private static final byte[] NO_BYTES = new byte[0];
+  /** Room left in front of a message's payload for the server's frame header. */
+  private static final int HEADROOM = WsFrames.MAX_HEADER_BYTES;
+  /** A message's array is at first made this large at most, and grows as its bytes arrive. */
+  private static final int FIRST_ALLOCATION = 1 << 20;
 
   private final Inlet<ByteString> in = Inlet.create("Connection.in");
   private final Outlet<ByteString> out = Outlet.create("Connection.out");
@@ -76,11 +83,11 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     private boolean frameFin;
     private int frameMask;
     private long frameOffset;
-    private ByteString control = ByteString.emptyByteString();
-    // the message being assembled
+    private byte[] control;
+    // the message being assembled: its payload from HEADROOM on, unmasked, in its own array
     private int messageOpcode = NO_MESSAGE;
-    private ByteString message = ByteString.emptyByteString();
-    private long messageSize;
+    private byte[] message = NO_BYTES;
+    private int messageSize;
 
     Logic() {
       super(shape);
@@ -112,7 +119,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     public void onPush() {
       ByteString bytes = grab(in);
       if (!broken && !completing) {
-        reader.read(bytes, this);
+        reader.read(bytes.asByteBuffer(), this);
       }
       if (pendingControl == null && !isClosed(in) && !hasBeenPulled(in)) {
         pull(in);
@@ -149,7 +156,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
           protocolError("bad control frame");
           return false;
         }
-        control = ByteString.emptyByteString();
+        control = new byte[(int) length];
       } else if (!discarding) {
         if (opcode == WsFrames.CONTINUATION) {
           if (messageOpcode == NO_MESSAGE) {
@@ -168,49 +175,62 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
         }
         if (messageSize + length > settings.maxMessageBytes()) {
           serverClose(CloseCodes.TOO_BIG, "message too big");
+        } else if (canWrite) {
+          reserve(messageSize + (int) Math.min(length, FIRST_ALLOCATION));
         }
       }
       return true;
     }
 
     @Override
-    public boolean onPayload(ByteString piece, boolean last) {
-      consume(piece, last);
+    public boolean onPayload(ByteBuffer bytes, int start, int length, boolean last) {
+      consume(bytes, start, length, last);
       return !broken && !completing && !isClosed(in);
     }
 
-    private void consume(ByteString chunk, boolean lastPart) {
+    private void consume(ByteBuffer bytes, int start, int length, boolean lastPart) {
       boolean isControl = frameOpcode >= WsFrames.CLOSE;
       if (isControl) {
-        control = control.concat(Unmasker.unmask(chunk, frameMask, frameOffset));
-        frameOffset += chunk.length();
+        bytes.get(start, control, (int) frameOffset, length);
+        Unmasker.unmask(control, (int) frameOffset, length, frameMask, frameOffset);
+        frameOffset += length;
         if (lastPart) {
-          onControl(frameOpcode, control);
+          onControl(frameOpcode, ByteString.fromArrayUnsafe(control));
         }
         return;
       }
       if (discarding) {
         return;
       }
-      messageSize += chunk.length();
-      if (canWrite && !chunk.isEmpty()) {
-        message = message.concat(Unmasker.unmask(chunk, frameMask, frameOffset));
+      if (canWrite && length > 0) {
+        reserve(messageSize + length);
+        bytes.get(start, message, HEADROOM + messageSize, length);
+        Unmasker.unmask(message, HEADROOM + messageSize, length, frameMask, frameOffset);
       }
-      frameOffset += chunk.length();
+      messageSize += length;
+      frameOffset += length;
       if (lastPart && frameFin) {
-        onMessage((byte) messageOpcode, message, (int) messageSize);
+        onMessage((byte) messageOpcode, messageSize);
         messageOpcode = NO_MESSAGE;
-        message = ByteString.emptyByteString();
+        message = NO_BYTES;
         messageSize = 0;
       }
     }
 
-    private void onMessage(byte opcode, ByteString payload, int size) {
+    /** Makes the message's array hold at least {@code size} payload bytes (at least doubling it). */
+    private void reserve(int size) {
+      if (HEADROOM + size > message.length) {
+        int capacity = Math.max(HEADROOM + size, message == NO_BYTES ? 0 : 2 * message.length);
+        message = Arrays.copyOf(message, (int) Math.min(capacity, HEADROOM + (long) settings.maxMessageBytes()));
+      }
+    }
+
+    private void onMessage(byte opcode, int size) {
       metrics.framesIn.inc();
       metrics.bytesIn.inc(size);
       connection.stats().received(size, System.nanoTime());
       if (canWrite) {
-        connection.room().fanOut(connection, WsFrames.frame(opcode, payload));
+        connection.room().fanOut(connection, WsFrames.frame(opcode, message, HEADROOM, size));
       } else {
         connection.stats().refused();
         metrics.framesRefused.inc();
@@ -243,7 +263,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
 
     private void serverClose(int code, String reason) {
       discarding = true;
-      message = ByteString.emptyByteString();
+      message = NO_BYTES;
       connection.close(code, reason);
     }
 

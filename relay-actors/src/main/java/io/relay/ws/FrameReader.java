@@ -1,11 +1,11 @@
 package io.relay.ws;
 
-import org.apache.pekko.util.ByteString;
+import java.nio.ByteBuffer;
 
 /**
  * Splits the bytes a client sends into WebSocket frames (RFC 6455 section 5.2), whatever the
  * boundaries of the reads they arrive in: a header may be split across reads, a payload is handed
- * on in the pieces it arrived in, still masked, without being copied.
+ * on in the pieces it arrived in, still masked, for the handler to copy out.
  */
 public final class FrameReader {
   /** What the reader found. */
@@ -21,92 +21,102 @@ public final class FrameReader {
     boolean onHeader(byte opcode, boolean fin, int rsv, boolean masked, int mask, long length);
 
     /**
-     * A piece of the current frame's payload, as it arrived (still masked); {@code last} marks the
-     * frame's end. A frame with an empty payload has one call with an empty piece.
+     * A piece of the current frame's payload, still masked: the bytes of {@code bytes} from
+     * {@code start}, {@code length} long, valid only during the call. {@code last} marks the
+     * frame's end; a frame with an empty payload has one call with an empty piece.
      *
      * @return false to stop reading: the rest of the bytes are ignored
      */
-    boolean onPayload(ByteString piece, boolean last);
+    boolean onPayload(ByteBuffer bytes, int start, int length, boolean last);
   }
 
-  /** Bytes of a header that is not complete yet. */
-  private ByteString header = ByteString.emptyByteString();
+  private static final int MAX_HEADER = 14;
+
+  /** The start of a header that is not complete yet, {@code headerHave} bytes of it. */
+  private final byte[] header = new byte[MAX_HEADER];
+  private int headerHave;
   /** Payload bytes of the current frame still to come, or -1 between frames. */
   private long payloadLeft = -1;
 
   /**
-   * Reads the next bytes of the connection.
+   * Reads the next bytes of the connection: from {@code bytes}' position to its limit.
    *
    * @return false when the handler asked to stop
    */
-  public boolean read(ByteString bytes, Handler handler) {
-    ByteString data = bytes;
+  public boolean read(ByteBuffer bytes, Handler handler) {
+    int at = bytes.position();
+    int end = bytes.limit();
     while (true) {
       if (payloadLeft < 0) {
-        if (data.isEmpty()) {
-          return true;
+        if (headerHave == 0 && end - at >= 2 && end - at >= headerLength(bytes.get(at + 1))) {
+          // the usual case: the whole header lies in this read
+          int need = headerLength(bytes.get(at + 1));
+          bytes.get(at, header, 0, need);
+          at += need;
+        } else {
+          // gather the header across reads: two bytes tell its length
+          if (at == end) {
+            return true;
+          }
+          int need = headerHave < 2 ? 2 : headerLength(header[1]);
+          int take = Math.min(end - at, need - headerHave);
+          bytes.get(at, header, headerHave, take);
+          at += take;
+          headerHave += take;
+          if (headerHave < 2 || headerHave < headerLength(header[1])) {
+            continue;
+          }
         }
-        ByteString buffered = header.isEmpty() ? data : header.concat(data);
-        int headerLength = headerLength(buffered);
-        if (headerLength < 0 || buffered.length() < headerLength) {
-          header = buffered.compact();
-          return true;
-        }
-        header = ByteString.emptyByteString();
-        if (!onHeader(buffered, handler)) {
+        headerHave = 0;
+        if (!onHeader(handler)) {
           return false;
         }
-        data = buffered.drop(headerLength);
         if (payloadLeft == 0) {
           payloadLeft = -1;
-          if (!handler.onPayload(ByteString.emptyByteString(), true)) {
+          if (!handler.onPayload(bytes, at, 0, true)) {
             return false;
           }
         }
       } else {
-        if (data.isEmpty()) {
+        if (at == end) {
           return true;
         }
-        int n = (int) Math.min(payloadLeft, data.length());
+        int n = (int) Math.min(payloadLeft, end - at);
         payloadLeft -= n;
         boolean last = payloadLeft == 0;
-        ByteString piece = n == data.length() ? data : data.take(n);
-        data = n == data.length() ? ByteString.emptyByteString() : data.drop(n);
         if (last) {
           payloadLeft = -1;
         }
-        if (!handler.onPayload(piece, last)) {
+        boolean goOn = handler.onPayload(bytes, at, n, last);
+        at += n;
+        if (!goOn) {
           return false;
         }
       }
     }
   }
 
-  /** The length of the header at the start of {@code bytes}, or -1 if too few bytes say yet. */
-  private static int headerLength(ByteString bytes) {
-    if (bytes.length() < 2) {
-      return -1;
-    }
-    int second = bytes.apply(1) & 0xFF;
+  /** The length of a header whose second byte is {@code second}. */
+  private static int headerLength(byte second) {
     int length7 = second & 0x7F;
     int extended = length7 == 126 ? 2 : length7 == 127 ? 8 : 0;
     return 2 + extended + ((second & 0x80) != 0 ? 4 : 0);
   }
 
-  private boolean onHeader(ByteString bytes, Handler handler) {
-    int first = bytes.apply(0) & 0xFF;
-    int second = bytes.apply(1) & 0xFF;
+  private boolean onHeader(Handler handler) {
+    int first = header[0] & 0xFF;
+    int second = header[1] & 0xFF;
     boolean masked = (second & 0x80) != 0;
     int length7 = second & 0x7F;
     int at = 2;
     long length;
     if (length7 == 126) {
-      length = ((bytes.apply(2) & 0xFFL) << 8) | (bytes.apply(3) & 0xFFL);
+      length = ((header[2] & 0xFFL) << 8) | (header[3] & 0xFFL);
       at = 4;
     } else if (length7 == 127) {
       length = 0;
       for (int i = 0; i < 8; i++) {
-        length = (length << 8) | (bytes.apply(2 + i) & 0xFFL);
+        length = (length << 8) | (header[2 + i] & 0xFFL);
       }
       at = 10;
     } else {
@@ -115,7 +125,7 @@ public final class FrameReader {
     int mask = 0;
     if (masked) {
       for (int i = 0; i < 4; i++) {
-        mask = (mask << 8) | (bytes.apply(at + i) & 0xFF);
+        mask = (mask << 8) | (header[at + i] & 0xFF);
       }
     }
     payloadLeft = Math.max(length, 0);

@@ -22,23 +22,41 @@ public final class WsFrames {
 
   private WsFrames() {}
 
+  /** The longest header of a server frame: two bytes and a 64-bit length. */
+  public static final int MAX_HEADER_BYTES = 10;
+
   /** A whole, unmasked, final frame as the server sends it; one instance can go to many peers. */
   public static Frame frame(byte opcode, ByteString payload) {
-    int length = payload.length();
-    byte[] header;
-    if (length < 126) {
-      header = new byte[] {(byte) (0x80 | opcode), (byte) length};
-    } else if (length < 1 << 16) {
-      header = new byte[] {(byte) (0x80 | opcode), 126, (byte) (length >> 8), (byte) length};
+    int size = payload.length();
+    byte[] bytes = new byte[MAX_HEADER_BYTES + size];
+    payload.copyToArray(bytes, MAX_HEADER_BYTES, size);
+    return frame(opcode, bytes, MAX_HEADER_BYTES, size);
+  }
+
+  /**
+   * A whole, unmasked, final frame around the {@code size} payload bytes of {@code bytes} from
+   * {@code start}: its header is written into the {@link #MAX_HEADER_BYTES} bytes before them, so
+   * the frame goes on the wire as one contiguous piece, without a copy. {@code bytes} must not
+   * change afterwards.
+   */
+  public static Frame frame(byte opcode, byte[] bytes, int start, int size) {
+    int headerBytes = size < 126 ? 2 : size < 1 << 16 ? 4 : 10;
+    int at = start - headerBytes;
+    bytes[at] = (byte) (0x80 | opcode);
+    if (size < 126) {
+      bytes[at + 1] = (byte) size;
+    } else if (size < 1 << 16) {
+      bytes[at + 1] = 126;
+      bytes[at + 2] = (byte) (size >> 8);
+      bytes[at + 3] = (byte) size;
     } else {
-      header = new byte[10];
-      header[0] = (byte) (0x80 | opcode);
-      header[1] = 127;
+      bytes[at + 1] = 127;
       for (int i = 0; i < 8; i++) {
-        header[9 - i] = (byte) ((long) length >> (8 * i));
+        bytes[at + 9 - i] = (byte) ((long) size >> (8 * i));
       }
     }
-    return new Frame(opcode, length, ByteString.fromArrayUnsafe(header).concat(payload), payload);
+    return new Frame(
+        opcode, size, ByteString.fromArrayUnsafe(bytes, at, headerBytes + size), ByteString.fromArrayUnsafe(bytes, start, size));
   }
 
   /** A close frame with a status code and a short reason. */

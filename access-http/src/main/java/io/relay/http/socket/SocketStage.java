@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.security.NoSuchAlgorithmException;
 import java.util.function.Function;
 import javax.net.ssl.SSLContext;
@@ -120,7 +121,11 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
 
   private final class Logic extends GraphStageLogic implements InHandler, OutHandler {
     private final SocketChannel channel = endpoint.channel();
-    private ByteString toWrite = unwritten;
+    /** What is still to be written, in the pieces it was pushed in; the first may be partly written. */
+    private final ArrayDeque<ByteString> toWrite = new ArrayDeque<>();
+    /** Bytes of the first piece of {@code toWrite} already written. */
+    private int writtenOfFirst;
+    private long toWriteBytes;
     private boolean waitingWritable;
     private boolean closeWhenWritten;
     /** The socket went on under another stage: leave it open. */
@@ -136,7 +141,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       AsyncCallback<Integer> ready = createAsyncCallback(this::onReady);
       endpoint.attach(ops -> ready.invoke(ops));
       pull(in);
-      if (!toWrite.isEmpty()) {
+      if (!unwritten.isEmpty()) {
+        enqueue(unwritten);
         write();
       }
     }
@@ -190,7 +196,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       ByteString bytes = bytesOf.apply(grab(in));
       Graph<FlowShape<ByteString, ByteString>, ?> switchTo = null;
       if (bytes != null) {
-        toWrite = toWrite.concat(bytes);
+        enqueue(bytes);
         if (http && isSwitchingResponse(bytes)) {
           switchTo = endpoint.takeSwitch();
         }
@@ -209,7 +215,11 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     private void handOver(Graph<FlowShape<ByteString, ByteString>, ?> flow) {
       handedOver = true;
       endpoint.attach(null);
-      endpoint.serve(flow, toWrite);
+      ByteString rest = ByteString.emptyByteString();
+      for (ByteString piece : toWrite) {
+        rest = rest.concat(piece);
+      }
+      endpoint.serve(flow, rest.drop(writtenOfFirst));
       completeStage();
     }
 
@@ -224,17 +234,35 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       failStage(cause);
     }
 
+    private void enqueue(ByteString bytes) {
+      if (!bytes.isEmpty()) {
+        toWrite.addLast(bytes);
+        toWriteBytes += bytes.length();
+      }
+    }
+
+    /**
+     * Writes what is queued: each round copies as many pieces as fit into the thread's direct
+     * buffer and writes them in one call, until everything is written or the socket is full.
+     */
     private void write() {
       try {
         while (!toWrite.isEmpty()) {
           ByteBuffer buffer = WRITE_BUFFER.get();
           buffer.clear();
-          toWrite.copyToBuffer(buffer);
+          int skip = writtenOfFirst;
+          for (ByteString piece : toWrite) {
+            if (!buffer.hasRemaining()) {
+              break;
+            }
+            (skip > 0 ? piece.drop(skip) : piece).copyToBuffer(buffer);
+            skip = 0;
+          }
           buffer.flip();
           int n = channel.write(buffer);
-          toWrite = toWrite.drop(n);
           if (n > 0) {
             endpoint.active();
+            written(n);
           }
           if (buffer.hasRemaining()) {
             // the socket is full: go on when it is writable again
@@ -252,8 +280,24 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       }
     }
 
+    /** Drops {@code n} written bytes from the front of what is queued. */
+    private void written(int n) {
+      toWriteBytes -= n;
+      int left = n;
+      while (left > 0) {
+        int unwrittenOfFirst = toWrite.peekFirst().length() - writtenOfFirst;
+        if (left < unwrittenOfFirst) {
+          writtenOfFirst += left;
+          return;
+        }
+        left -= unwrittenOfFirst;
+        toWrite.pollFirst();
+        writtenOfFirst = 0;
+      }
+    }
+
     private void pullIfRoom() {
-      if (!isClosed(in) && !hasBeenPulled(in) && toWrite.size() < writeBufferBytes) {
+      if (!isClosed(in) && !hasBeenPulled(in) && toWriteBytes < writeBufferBytes) {
         pull(in);
       }
     }
