@@ -7,7 +7,6 @@ import io.relay.ws.FrameReader;
 import io.relay.ws.Unmasker;
 import io.relay.ws.WsFrames;
 import io.relay.ws.WsFrames.Frame;
-import java.nio.ByteBuffer;
 import java.util.Arrays;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.FlowShape;
@@ -39,8 +38,8 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   private static final byte[] NO_BYTES = new byte[0];
   /** Room left in front of a message's payload for the server's frame header. */
   private static final int HEADROOM = WsFrames.MAX_HEADER_BYTES;
-  /** A message's array is at first made this large at most, and grows as its bytes arrive. */
-  private static final int FIRST_ALLOCATION = 1 << 20;
+  /** How far ahead of the bytes that arrived a message's array may be made room for. */
+  private static final int AHEAD = 64 * 1024;
 
   private final Inlet<ByteString> in = Inlet.create("Connection.in");
   private final Outlet<ByteString> out = Outlet.create("Connection.out");
@@ -83,10 +82,12 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     private boolean frameFin;
     private int frameMask;
     private long frameOffset;
+    private long frameLength;
     private byte[] control;
-    // the message being assembled: its payload from HEADROOM on, unmasked, in its own array
+    // the message being assembled: its payload from messageStart on, unmasked, in its own array
     private int messageOpcode = NO_MESSAGE;
     private byte[] message = NO_BYTES;
+    private int messageStart = HEADROOM;
     private int messageSize;
 
     Logic() {
@@ -119,7 +120,9 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     public void onPush() {
       ByteString bytes = grab(in);
       if (!broken && !completing) {
-        reader.read(bytes.asByteBuffer(), this);
+        // the socket stage's reads are whole arrays of their own: no copy here
+        byte[] read = bytes.toArrayUnsafe();
+        reader.read(read, 0, read.length, this);
       }
       if (pendingControl == null && !isClosed(in) && !hasBeenPulled(in)) {
         pull(in);
@@ -151,6 +154,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       frameFin = fin;
       frameMask = mask;
       frameOffset = 0;
+      frameLength = length;
       if (opcode >= WsFrames.CLOSE) {
         if (!fin || length > 125 || opcode > WsFrames.PONG) {
           protocolError("bad control frame");
@@ -175,23 +179,21 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
         }
         if (messageSize + length > settings.maxMessageBytes()) {
           serverClose(CloseCodes.TOO_BIG, "message too big");
-        } else if (canWrite) {
-          reserve(messageSize + (int) Math.min(length, FIRST_ALLOCATION));
         }
       }
       return true;
     }
 
     @Override
-    public boolean onPayload(ByteBuffer bytes, int start, int length, boolean last) {
+    public boolean onPayload(byte[] bytes, int start, int length, boolean last) {
       consume(bytes, start, length, last);
       return !broken && !completing && !isClosed(in);
     }
 
-    private void consume(ByteBuffer bytes, int start, int length, boolean lastPart) {
+    private void consume(byte[] bytes, int start, int length, boolean lastPart) {
       boolean isControl = frameOpcode >= WsFrames.CLOSE;
       if (isControl) {
-        bytes.get(start, control, (int) frameOffset, length);
+        System.arraycopy(bytes, start, control, (int) frameOffset, length);
         Unmasker.unmask(control, (int) frameOffset, length, frameMask, frameOffset);
         frameOffset += length;
         if (lastPart) {
@@ -203,9 +205,18 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
         return;
       }
       if (canWrite && length > 0) {
-        reserve(messageSize + length);
-        bytes.get(start, message, HEADROOM + messageSize, length);
-        Unmasker.unmask(message, HEADROOM + messageSize, length, frameMask, frameOffset);
+        int headerBytes = WsFrames.headerBytes(length);
+        if (messageSize == 0 && frameOffset == 0 && lastPart && frameFin && start >= headerBytes) {
+          // the whole message in this read (the usual case): one copy that also takes the bytes
+          // in front, where the server's header goes, so the JVM need not zero the new array
+          message = Arrays.copyOfRange(bytes, start - headerBytes, start + length);
+          messageStart = headerBytes;
+        } else {
+          // room for the rest of the frame, but never more than 64 KiB ahead of what arrived
+          reserve(messageSize + (int) Math.min(frameLength - frameOffset, Math.max(length, AHEAD)));
+          System.arraycopy(bytes, start, message, messageStart + messageSize, length);
+        }
+        Unmasker.unmask(message, messageStart + messageSize, length, frameMask, frameOffset);
       }
       messageSize += length;
       frameOffset += length;
@@ -213,13 +224,17 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
         onMessage((byte) messageOpcode, messageSize);
         messageOpcode = NO_MESSAGE;
         message = NO_BYTES;
+        messageStart = HEADROOM;
         messageSize = 0;
       }
     }
 
-    /** Makes the message's array hold at least {@code size} payload bytes (at least doubling it). */
+    /**
+     * Makes the message's array hold at least {@code size} payload bytes, at least doubling it
+     * when it grows (a header alone never makes the node allocate: only bytes that arrived do).
+     */
     private void reserve(int size) {
-      if (HEADROOM + size > message.length) {
+      if (messageStart + size > message.length) {
         int capacity = Math.max(HEADROOM + size, message == NO_BYTES ? 0 : 2 * message.length);
         message = Arrays.copyOf(message, (int) Math.min(capacity, HEADROOM + (long) settings.maxMessageBytes()));
       }
@@ -230,7 +245,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       metrics.bytesIn.inc(size);
       connection.stats().received(size, System.nanoTime());
       if (canWrite) {
-        connection.room().fanOut(connection, WsFrames.frame(opcode, message, HEADROOM, size));
+        connection.room().fanOut(connection, WsFrames.frame(opcode, message, messageStart, size));
       } else {
         connection.stats().refused();
         metrics.framesRefused.inc();

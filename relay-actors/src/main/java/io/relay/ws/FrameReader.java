@@ -1,7 +1,5 @@
 package io.relay.ws;
 
-import java.nio.ByteBuffer;
-
 /**
  * Splits the bytes a client sends into WebSocket frames (RFC 6455 section 5.2), whatever the
  * boundaries of the reads they arrive in: a header may be split across reads, a payload is handed
@@ -22,12 +20,12 @@ public final class FrameReader {
 
     /**
      * A piece of the current frame's payload, still masked: the bytes of {@code bytes} from
-     * {@code start}, {@code length} long, valid only during the call. {@code last} marks the
+     * {@code start}, {@code length} long, to be copied out during the call. {@code last} marks the
      * frame's end; a frame with an empty payload has one call with an empty piece.
      *
      * @return false to stop reading: the rest of the bytes are ignored
      */
-    boolean onPayload(ByteBuffer bytes, int start, int length, boolean last);
+    boolean onPayload(byte[] bytes, int start, int length, boolean last);
   }
 
   private static final int MAX_HEADER = 14;
@@ -39,19 +37,18 @@ public final class FrameReader {
   private long payloadLeft = -1;
 
   /**
-   * Reads the next bytes of the connection: from {@code bytes}' position to its limit.
+   * Reads the next bytes of the connection: {@code bytes} from {@code from} to {@code end}.
    *
    * @return false when the handler asked to stop
    */
-  public boolean read(ByteBuffer bytes, Handler handler) {
-    int at = bytes.position();
-    int end = bytes.limit();
+  public boolean read(byte[] bytes, int from, int end, Handler handler) {
+    int at = from;
     while (true) {
       if (payloadLeft < 0) {
-        if (headerHave == 0 && end - at >= 2 && end - at >= headerLength(bytes.get(at + 1))) {
+        if (headerHave == 0 && end - at >= 2 && end - at >= headerLength(bytes[at + 1])) {
           // the usual case: the whole header lies in this read
-          int need = headerLength(bytes.get(at + 1));
-          bytes.get(at, header, 0, need);
+          int need = headerLength(bytes[at + 1]);
+          System.arraycopy(bytes, at, header, 0, need);
           at += need;
         } else {
           // gather the header across reads: two bytes tell its length
@@ -60,7 +57,7 @@ public final class FrameReader {
           }
           int need = headerHave < 2 ? 2 : headerLength(header[1]);
           int take = Math.min(end - at, need - headerHave);
-          bytes.get(at, header, headerHave, take);
+          System.arraycopy(bytes, at, header, headerHave, take);
           at += take;
           headerHave += take;
           if (headerHave < 2 || headerHave < headerLength(header[1])) {

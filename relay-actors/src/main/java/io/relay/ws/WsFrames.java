@@ -35,12 +35,12 @@ public final class WsFrames {
 
   /**
    * A whole, unmasked, final frame around the {@code size} payload bytes of {@code bytes} from
-   * {@code start}: its header is written into the {@link #MAX_HEADER_BYTES} bytes before them, so
+   * {@code start}: its header ({@link #headerBytes}) is written into the bytes before them, so
    * the frame goes on the wire as one contiguous piece, without a copy. {@code bytes} must not
    * change afterwards.
    */
   public static Frame frame(byte opcode, byte[] bytes, int start, int size) {
-    int headerBytes = size < 126 ? 2 : size < 1 << 16 ? 4 : 10;
+    int headerBytes = headerBytes(size);
     int at = start - headerBytes;
     bytes[at] = (byte) (0x80 | opcode);
     if (size < 126) {
@@ -57,6 +57,11 @@ public final class WsFrames {
     }
     return new Frame(
         opcode, size, ByteString.fromArrayUnsafe(bytes, at, headerBytes + size), ByteString.fromArrayUnsafe(bytes, start, size));
+  }
+
+  /** The length of a server frame's header for a payload of {@code size} bytes. */
+  public static int headerBytes(int size) {
+    return size < 126 ? 2 : size < 1 << 16 ? 4 : 10;
   }
 
   /** A close frame with a status code and a short reason. */

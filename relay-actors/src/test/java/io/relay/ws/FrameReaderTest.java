@@ -5,11 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.Test;
 
 class FrameReaderTest {
@@ -28,10 +26,8 @@ class FrameReaderTest {
     }
 
     @Override
-    public boolean onPayload(ByteBuffer bytes, int start, int length, boolean last) {
-      byte[] piece = new byte[length];
-      bytes.get(start, piece);
-      payload.writeBytes(piece);
+    public boolean onPayload(byte[] bytes, int start, int length, boolean last) {
+      payload.write(bytes, start, length);
       if (last) {
         frames.add(new Seen(header.opcode(), header.fin(), header.rsv(), header.masked(), header.mask(), header.length(), payload.toByteArray()));
         payload.reset();
@@ -88,9 +84,7 @@ class FrameReaderTest {
       FrameReader reader = new FrameReader();
       for (int at = 0; at < bytes.length; ) {
         int n = Math.min(bytes.length - at, 1 + random.nextInt(random.nextBoolean() ? 3 : 40_000));
-        byte[] read = new byte[n];
-        System.arraycopy(bytes, at, read, 0, n);
-        reader.read(ByteString.fromArrayUnsafe(read).asByteBuffer(), recorder);
+        reader.read(bytes, at, at + n, recorder);
         at += n;
       }
       assertEquals(sent.size(), recorder.frames.size(), "round " + round + ": every frame is found once");
@@ -113,7 +107,7 @@ class FrameReaderTest {
   void aLengthOfTwoToTheSixtyThirdIsReportedAsInvalid() {
     Recorder recorder = new Recorder();
     byte[] header = {(byte) 0x82, (byte) (0x80 | 127), (byte) 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4};
-    new FrameReader().read(ByteBuffer.wrap(header), recorder);
+    new FrameReader().read(header, 0, header.length, recorder);
     assertEquals(-1, recorder.header.length(), "a length with its top bit set is not a length");
   }
 
@@ -129,12 +123,12 @@ class FrameReaderTest {
           }
 
           @Override
-          public boolean onPayload(ByteBuffer bytes, int start, int length, boolean last) {
+          public boolean onPayload(byte[] bytes, int start, int length, boolean last) {
             return false;
           }
         };
     byte[] twoFrames = {(byte) 0x81, 0x01, 'a', (byte) 0x82, 0x01, 'b'};
-    assertFalse(new FrameReader().read(ByteBuffer.wrap(twoFrames), stopAfterFirst));
+    assertFalse(new FrameReader().read(twoFrames, 0, twoFrames.length, stopAfterFirst));
     assertEquals(List.of((byte) 1), opcodes, "nothing after the frame the handler stopped at is read");
   }
 }
