@@ -76,10 +76,10 @@ class WireProtocolTest {
   }
 
   @Test
-  void largeMessagesWithSixteenAndSixtyFourBitLengthsArriveWhole() throws Exception {
+  void emptyAndLargeMessagesWithEveryLengthEncodingArriveWhole() throws Exception {
     try (RawClient raw = RawClient.connect(access.relayUri("wire/large", Tokens.session("wire/large", "read", "write")));
         Participant other = Participant.connect(access.relayUri("wire/large", Tokens.session("wire/large", "read", "write")))) {
-      for (int size : new int[] {125, 126, 65_535, 65_536, 200_000}) {
+      for (int size : new int[] {0, 125, 126, 65_535, 65_536, 200_000}) {
         byte[] payload = new byte[size];
         ThreadLocalRandom.current().nextBytes(payload);
         raw.send(0x02, true, payload);

@@ -245,7 +245,11 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       metrics.bytesIn.inc(size);
       connection.stats().received(size, System.nanoTime());
       if (canWrite) {
-        connection.room().fanOut(connection, WsFrames.frame(opcode, message, messageStart, size));
+        Frame frame =
+            size == 0
+                ? WsFrames.frame(opcode, ByteString.emptyByteString())
+                : WsFrames.frame(opcode, message, messageStart, size);
+        connection.room().fanOut(connection, frame);
       } else {
         connection.stats().refused();
         metrics.framesRefused.inc();
