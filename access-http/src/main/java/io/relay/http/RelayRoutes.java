@@ -22,7 +22,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
-import java.util.stream.StreamSupport;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.impl.engine.server.UpgradeToOtherProtocolResponseHeader;
@@ -125,14 +124,14 @@ final class RelayRoutes extends AllDirectives {
                   }
                   throw refused(rejected.reason().name().toLowerCase(Locale.ROOT), message(rejected.reason()));
                 }
-                return admit(((CodeStore.Redeemed) redemption).grant(), request);
+                return admit(((CodeStore.Redeemed) redemption).grant(), request, upgrade.get());
               });
     } catch (ApiException e) {
       return CompletableFuture.failedFuture(e);
     }
   }
 
-  private CompletionStage<HttpResponse> admit(CodeGrant grant, HttpRequest request) {
+  private CompletionStage<HttpResponse> admit(CodeGrant grant, HttpRequest request, WebSocketUpgrade upgrade) {
     return Ask.<DenyList.Command, Boolean>ask(
             denyList,
             replyTo -> new DenyList.Check(grant.bookingId(), replyTo),
@@ -155,7 +154,7 @@ final class RelayRoutes extends AllDirectives {
                   settings.askTimeout(),
                   system);
             })
-        .thenApply(result -> upgrade(result, request));
+        .thenApply(result -> upgrade(result, request, upgrade));
   }
 
   private Connection connection(CodeGrant grant, Instant expiresAt, HttpRequest request) {
@@ -174,7 +173,7 @@ final class RelayRoutes extends AllDirectives {
         new OutboundQueue(relaySettings.bufferSize(), relaySettings.bufferBytes()));
   }
 
-  private static HttpResponse upgrade(TopicActor.JoinResult result, HttpRequest request) {
+  private static HttpResponse upgrade(TopicActor.JoinResult result, HttpRequest request, WebSocketUpgrade upgrade) {
     if (result instanceof TopicActor.Refused refused) {
       HttpResponse response = text(refused.status(), refused.message());
       return refused.retryAfter() == null
@@ -182,10 +181,10 @@ final class RelayRoutes extends AllDirectives {
           : response.addHeader(RawHeader.create("Retry-After", String.valueOf(Math.max(1, refused.retryAfter().toSeconds()))));
     }
     var flow = ((TopicActor.Joined) result).flow();
-    boolean wantsNull =
-        request.getAttribute(AttributeKeys.webSocketUpgrade).stream()
-            .flatMap(upgrade -> StreamSupport.stream(upgrade.getRequestedProtocols().spliterator(), false))
-            .anyMatch(NULL_PROTOCOL::equals);
+    boolean wantsNull = false;
+    for (String protocol : upgrade.getRequestedProtocols()) {
+      wantsNull |= NULL_PROTOCOL.equals(protocol);
+    }
     HttpResponse switching =
         HttpResponse.create()
             .withStatus(StatusCodes.SWITCHING_PROTOCOLS)

@@ -19,7 +19,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.IntConsumer;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -80,7 +79,7 @@ public final class SocketServer {
   private final SelectionKey acceptKey;
   private final InetSocketAddress localAddress;
   private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-  private final Set<Endpoint> endpoints = ConcurrentHashMap.newKeySet();
+  private final Set<SocketEndpoint> endpoints = ConcurrentHashMap.newKeySet();
   private final AtomicInteger open = new AtomicInteger();
   /** Completes once the port is unbound and its last connection has closed. */
   private final CompletableFuture<Done> allClosed = new CompletableFuture<>();
@@ -167,7 +166,7 @@ public final class SocketServer {
             unbound -> allClosed.copy().completeOnTimeout(Done.getInstance(), deadline.toNanos(), TimeUnit.NANOSECONDS))
         .thenApply(
             done -> {
-              endpoints.forEach(Endpoint::reset);
+              endpoints.forEach(SocketEndpoint::reset);
               return done;
             });
   }
@@ -193,7 +192,7 @@ public final class SocketServer {
     } catch (IOException | RuntimeException e) {
       LOG.error("the socket selector failed; the port stops serving", e);
     } finally {
-      endpoints.forEach(Endpoint::reset);
+      endpoints.forEach(SocketEndpoint::reset);
       try {
         server.close();
         selector.close();
@@ -215,7 +214,7 @@ public final class SocketServer {
     } catch (CancelledKeyException e) {
       return; // its stage closed the socket meanwhile, on another thread
     }
-    ((Endpoint) key.attachment()).ready(ready);
+    ((SocketEndpoint) key.attachment()).ready(ready);
   }
 
   private void accept() {
@@ -233,13 +232,13 @@ public final class SocketServer {
       try {
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        Endpoint endpoint = new Endpoint(channel, channel.register(selector, 0));
+        SocketEndpoint endpoint = new SocketEndpoint(this, channel, channel.register(selector, 0));
         open.incrementAndGet();
         endpoints.add(endpoint);
         system.executionContext().execute(() -> materialize(endpoint));
       } catch (IOException e) {
         LOG.debug("dropping a connection that failed at once: {}", e.toString());
-        closeQuietly(channel);
+        SocketEndpoint.closeQuietly(channel);
       }
     }
     if (accepting && acceptKey.isValid()) {
@@ -248,9 +247,9 @@ public final class SocketServer {
     }
   }
 
-  private void materialize(Endpoint endpoint) {
+  private void materialize(SocketEndpoint endpoint) {
     try {
-      InetSocketAddress remote = (InetSocketAddress) endpoint.channel.getRemoteAddress();
+      InetSocketAddress remote = (InetSocketAddress) endpoint.channel().getRemoteAddress();
       Flow.of(HttpRequest.class)
           .map(request -> request.addAttribute(ProtocolSwitch.KEY, endpoint))
           .via(handler)
@@ -289,7 +288,7 @@ public final class SocketServer {
               long now = System.nanoTime();
               endpoints.forEach(
                   e -> {
-                    if (now - e.lastActive > idleTimeoutNanos) {
+                    if (now - e.lastActive() > idleTimeoutNanos) {
                       LOG.debug("closing a connection idle for {}", settings.getTimeouts().idleTimeout());
                       e.reset();
                     }
@@ -298,7 +297,26 @@ public final class SocketServer {
             system.executionContext());
   }
 
-  private void closed(Endpoint endpoint) {
+  /**
+   * Serves {@code endpoint}'s socket with {@code flow} (a protocol a route switched to) over a new
+   * stage that first writes {@code unwritten}.
+   */
+  void switchProtocol(SocketEndpoint endpoint, Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten) {
+    try {
+      Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten)).join(flow).run(materializer);
+    } catch (RuntimeException e) {
+      LOG.warn("could not switch a connection to its new protocol", e);
+      endpoint.reset();
+    }
+  }
+
+  /** Wakes the selector thread, to take new interest in a socket or deregister a closed one. */
+  void wakeup() {
+    selector.wakeup();
+  }
+
+  /** {@code endpoint}'s socket was closed. */
+  void closed(SocketEndpoint endpoint) {
     if (endpoints.remove(endpoint)) {
       int left = open.decrementAndGet();
       if (!accepting && left == 0) {
@@ -312,107 +330,6 @@ public final class SocketServer {
               }
             });
       }
-    }
-  }
-
-  private static void closeQuietly(SocketChannel channel) {
-    try {
-      channel.close();
-    } catch (IOException ignored) {
-      // closing a socket that failed: nothing left to do
-    }
-  }
-
-  /** One accepted socket, as its stage and the selector thread share it. */
-  final class Endpoint implements ProtocolSwitch {
-    /** Readiness value telling the stage that the server closed the socket under it. */
-    static final int CLOSED = 1 << 30;
-
-    private final SocketChannel channel;
-    private final SelectionKey key;
-    private volatile IntConsumer onReady;
-    private volatile long lastActive = System.nanoTime();
-    /** The flow to switch to after the next {@code 101} response, set by a route. */
-    private volatile Graph<FlowShape<ByteString, ByteString>, ?> switchTo;
-
-    Endpoint(SocketChannel channel, SelectionKey key) {
-      this.channel = channel;
-      this.key = key;
-      key.attach(this);
-    }
-
-    SocketChannel channel() {
-      return channel;
-    }
-
-    /** Where readiness goes: the stage's async callback, or null while no stage serves it. */
-    void attach(IntConsumer onReady) {
-      this.onReady = onReady;
-    }
-
-    @Override
-    public void afterSwitchingResponse(Graph<FlowShape<ByteString, ByteString>, ?> flow) {
-      switchTo = flow;
-    }
-
-    /** The flow a route asked to switch to, once; null if none. */
-    Graph<FlowShape<ByteString, ByteString>, ?> takeSwitch() {
-      Graph<FlowShape<ByteString, ByteString>, ?> flow = switchTo;
-      switchTo = null;
-      return flow;
-    }
-
-    /** Serves the socket with {@code flow} over a new stage that first writes {@code unwritten}. */
-    void serve(Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten) {
-      try {
-        Flow.fromGraph(SocketStage.bytes(this, writeBufferBytes, unwritten)).join(flow).run(materializer);
-      } catch (RuntimeException e) {
-        LOG.warn("could not switch a connection to its new protocol", e);
-        reset();
-      }
-    }
-
-    /** Reports readiness for {@code op} (OP_READ or OP_WRITE) once. */
-    void watch(int op) {
-      try {
-        key.interestOpsOr(op);
-        selector.wakeup();
-      } catch (CancelledKeyException e) {
-        // closed meanwhile: the stage is stopping
-      }
-    }
-
-    /** The stage read or wrote something. */
-    void active() {
-      lastActive = System.nanoTime();
-    }
-
-    void ready(int ops) {
-      IntConsumer target = onReady;
-      if (target != null) {
-        target.accept(ops);
-      }
-    }
-
-    /**
-     * Closes the socket (the stage stopped). A channel registered with a selector is only really
-     * closed once the selector deregisters it, so the selector is woken to do that now.
-     */
-    void close() {
-      closeQuietly(channel);
-      selector.wakeup();
-      closed(this);
-    }
-
-    /** Closes the socket with a reset (a failure, or terminate's deadline) and tells the stage. */
-    void reset() {
-      try {
-        channel.setOption(StandardSocketOptions.SO_LINGER, 0);
-      } catch (IOException | RuntimeException ignored) {
-        // already closed
-      }
-      close();
-      ready(CLOSED);
     }
   }
 }

@@ -65,7 +65,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private final Inlet<I> in = Inlet.create("Socket.toNetwork");
   private final Outlet<O> out = Outlet.create("Socket.fromNetwork");
   private final FlowShape<I, O> shape = FlowShape.of(in, out);
-  private final SocketServer.Endpoint endpoint;
+  private final SocketEndpoint endpoint;
   private final int writeBufferBytes;
   /** The bytes to write in what the stage is pushed, or null for none. */
   private final Function<I, ByteString> bytesOf;
@@ -77,7 +77,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private final ByteString unwritten;
 
   private SocketStage(
-      SocketServer.Endpoint endpoint,
+      SocketEndpoint endpoint,
       int writeBufferBytes,
       Function<I, ByteString> bytesOf,
       Function<ByteString, O> wrap,
@@ -93,7 +93,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
 
   /** The stage under Pekko HTTP's server layer. */
   static SocketStage<TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound> http(
-      SocketServer.Endpoint endpoint, int writeBufferBytes) {
+      SocketEndpoint endpoint, int writeBufferBytes) {
     return new SocketStage<>(
         endpoint,
         writeBufferBytes,
@@ -105,7 +105,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
 
   /** The stage under a protocol the connection switched to, writing {@code unwritten} first. */
   static SocketStage<ByteString, ByteString> bytes(
-      SocketServer.Endpoint endpoint, int writeBufferBytes, ByteString unwritten) {
+      SocketEndpoint endpoint, int writeBufferBytes, ByteString unwritten) {
     return new SocketStage<>(endpoint, writeBufferBytes, bytes -> bytes, bytes -> bytes, false, unwritten);
   }
 
@@ -312,7 +312,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     // ---- readiness from the selector
 
     private void onReady(int ops) {
-      if ((ops & SocketServer.Endpoint.CLOSED) != 0) {
+      if ((ops & SocketEndpoint.CLOSED) != 0) {
         failStage(new IOException("the server closed the connection"));
         return;
       }

@@ -1,0 +1,118 @@
+package io.relay.http.socket;
+
+import java.io.IOException;
+import java.net.StandardSocketOptions;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.function.IntConsumer;
+import org.apache.pekko.stream.FlowShape;
+import org.apache.pekko.stream.Graph;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * One accepted socket of a {@link SocketServer}, as the stage that serves it and the server's
+ * selector thread share it: readiness handed to the stage, interest and activity, closing, and
+ * the {@link ProtocolSwitch} a route uses to take the connection over from HTTP.
+ */
+final class SocketEndpoint implements ProtocolSwitch {
+  /** Readiness value telling the stage that the server closed the socket under it. */
+  static final int CLOSED = 1 << 30;
+
+  private final SocketServer server;
+  private final SocketChannel channel;
+  private final SelectionKey key;
+  private volatile IntConsumer onReady;
+  private volatile long lastActive = System.nanoTime();
+  /** The flow to switch to after the next {@code 101} response, set by a route. */
+  private volatile Graph<FlowShape<ByteString, ByteString>, ?> switchTo;
+
+  SocketEndpoint(SocketServer server, SocketChannel channel, SelectionKey key) {
+    this.server = server;
+    this.channel = channel;
+    this.key = key;
+    key.attach(this);
+  }
+
+  SocketChannel channel() {
+    return channel;
+  }
+
+  /** Where readiness goes: the stage's async callback, or null while no stage serves it. */
+  void attach(IntConsumer onReady) {
+    this.onReady = onReady;
+  }
+
+  @Override
+  public void afterSwitchingResponse(Graph<FlowShape<ByteString, ByteString>, ?> flow) {
+    switchTo = flow;
+  }
+
+  /** The flow a route asked to switch to, once; null if none. */
+  Graph<FlowShape<ByteString, ByteString>, ?> takeSwitch() {
+    Graph<FlowShape<ByteString, ByteString>, ?> flow = switchTo;
+    switchTo = null;
+    return flow;
+  }
+
+  /** Serves the socket with {@code flow} over a new stage that first writes {@code unwritten}. */
+  void serve(Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten) {
+    server.switchProtocol(this, flow, unwritten);
+  }
+
+  /** Reports readiness for {@code op} (OP_READ or OP_WRITE) once. */
+  void watch(int op) {
+    try {
+      key.interestOpsOr(op);
+      server.wakeup();
+    } catch (CancelledKeyException e) {
+      // closed meanwhile: the stage is stopping
+    }
+  }
+
+  /** The stage read or wrote something. */
+  void active() {
+    lastActive = System.nanoTime();
+  }
+
+  /** When the stage last read or wrote something ({@link System#nanoTime}). */
+  long lastActive() {
+    return lastActive;
+  }
+
+  void ready(int ops) {
+    IntConsumer target = onReady;
+    if (target != null) {
+      target.accept(ops);
+    }
+  }
+
+  /**
+   * Closes the socket (the stage stopped). A channel registered with a selector is only really
+   * closed once the selector deregisters it, so the selector is woken to do that now.
+   */
+  void close() {
+    closeQuietly(channel);
+    server.wakeup();
+    server.closed(this);
+  }
+
+  /** Closes the socket with a reset (a failure, or terminate's deadline) and tells the stage. */
+  void reset() {
+    try {
+      channel.setOption(StandardSocketOptions.SO_LINGER, 0);
+    } catch (IOException | RuntimeException ignored) {
+      // already closed
+    }
+    close();
+    ready(CLOSED);
+  }
+
+  static void closeQuietly(SocketChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // closing a socket that failed: nothing left to do
+    }
+  }
+}
