@@ -52,6 +52,8 @@ final class RelayRoutes extends AllDirectives {
   private static final String NULL_PROTOCOL = "null";
   /** RFC 6455 section 1.3: appended to the client's key before hashing it into the answer. */
   private static final String ACCEPT_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+  /** The one WebSocket version there is (RFC 6455 section 4.4). */
+  private static final String WEBSOCKET_VERSION = "13";
 
   private final HttpSettings settings;
   private final RelaySettings relaySettings;
@@ -107,6 +109,10 @@ final class RelayRoutes extends AllDirectives {
       }
       Optional<WebSocketUpgrade> upgrade = request.getAttribute(AttributeKeys.webSocketUpgrade);
       if (upgrade.isEmpty()) {
+        Optional<String> version = request.getHeader("Sec-WebSocket-Version").map(h -> h.value().trim());
+        if (version.isPresent() && !version.get().equals(WEBSOCKET_VERSION)) {
+          throw new ApiException(426, "unsupported WebSocket version; this server speaks " + WEBSOCKET_VERSION);
+        }
         throw new ApiException(400, "expected a WebSocket upgrade");
       }
       String presented = code.filter(c -> !c.isEmpty()).orElseThrow(() -> refused("missing", "missing code"));
@@ -194,15 +200,15 @@ final class RelayRoutes extends AllDirectives {
     if (wantsNull) {
       switching = switching.addHeader(SecWebSocketProtocol.create(NULL_PROTOCOL));
     }
+    // on the node's own sockets the flow Pekko HTTP starts only marks the switch, and the socket
+    // runs the connection's flow itself; on an HTTPS port Pekko HTTP runs it over its TLS stage
     Optional<ProtocolSwitch> socket = request.getAttribute(ProtocolSwitch.KEY);
-    if (socket.isPresent()) {
-      socket.get().afterSwitchingResponse(flow);
-      return switching;
-    }
+    Flow<ByteString, ByteString, ?> protocol =
+        socket.isPresent() ? socket.get().handOverAfterResponse(flow) : Flow.fromGraph(flow);
     @SuppressWarnings("unchecked")
-    org.apache.pekko.stream.scaladsl.Flow<ByteString, ByteString, Object> overTls =
-        (org.apache.pekko.stream.scaladsl.Flow<ByteString, ByteString, Object>) (Object) Flow.fromGraph(flow).asScala();
-    return switching.addHeader(new UpgradeToOtherProtocolResponseHeader(overTls));
+    org.apache.pekko.stream.scaladsl.Flow<ByteString, ByteString, Object> scalaFlow =
+        (org.apache.pekko.stream.scaladsl.Flow<ByteString, ByteString, Object>) (Object) protocol.asScala();
+    return switching.addHeader(new UpgradeToOtherProtocolResponseHeader(scalaFlow));
   }
 
   /** The handshake's answer to the client's {@code Sec-WebSocket-Key} (RFC 6455 section 4.2.2). */
@@ -250,7 +256,11 @@ final class RelayRoutes extends AllDirectives {
     Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
     if (cause instanceof ApiException api) {
       HttpResponse response = text(api.status(), api.getMessage());
-      return api.status() == 503 ? response.addHeader(RawHeader.create("Retry-After", "1")) : response;
+      return switch (api.status()) {
+        case 503 -> response.addHeader(RawHeader.create("Retry-After", "1"));
+        case 426 -> response.addHeader(RawHeader.create("Sec-WebSocket-Version", WEBSOCKET_VERSION));
+        default -> response;
+      };
     }
     return json.status().intValue() == 503
         ? text(503, "the relay did not answer in time").addHeader(RawHeader.create("Retry-After", "1"))

@@ -2,12 +2,12 @@ package io.relay.topic;
 
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
-import io.relay.ws.CloseCodes;
-import io.relay.ws.FrameReader;
-import io.relay.ws.Unmasker;
+import io.relay.ws.CloseFrame;
+import io.relay.ws.CloseHandshake;
+import io.relay.ws.InboundProtocol;
 import io.relay.ws.WsFrames;
 import io.relay.ws.WsFrames.Frame;
-import java.util.Arrays;
+import java.util.ArrayDeque;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Inlet;
@@ -20,11 +20,12 @@ import org.apache.pekko.stream.stage.TimerGraphStageLogic;
 import org.apache.pekko.util.ByteString;
 
 /**
- * One connection's whole WebSocket protocol in a single stage, over the connection's bytes after
- * the upgrade: it reads the client's frames (splitting, unmasking, reassembling, enforcing the
- * size limit, answering pings and closes), hands each message to its topic's {@link Room}, and
- * writes the connection's outbound queue, pings and close frames back, each frame as the bytes
- * rendered once for all readers.
+ * One connection's WebSocket protocol in a single stage, over the connection's bytes after the
+ * upgrade: the glue between the socket, the protocol core of the {@code ws} package and the
+ * topic. The client's bytes go to its {@link InboundProtocol}, each message it assembles to the
+ * topic's {@link Room}; pongs, the connection's outbound queue, pings and close frames go back,
+ * each data frame as the bytes rendered once for all readers; the {@link CloseHandshake} decides
+ * when the connection ends.
  *
  * <p>Keeping it to one stage keeps the per-connection graph, and so the memory per idle
  * connection, small; messages are never re-materialised as sub-streams.
@@ -34,12 +35,11 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   private static final String PING_TIMER = "ping";
   private static final String CLOSE_TIMER = "close";
   private static final String FLUSH_TIMER = "flush";
-  private static final int NO_MESSAGE = -1;
-  private static final byte[] NO_BYTES = new byte[0];
-  /** Room left in front of a message's payload for the server's frame header. */
-  private static final int HEADROOM = WsFrames.MAX_HEADER_BYTES;
-  /** How far ahead of the bytes that arrived a message's array may be made room for. */
-  private static final int AHEAD = 64 * 1024;
+  /**
+   * Pongs that may wait to be sent; past them the newest ping's pong replaces the last one
+   * waiting (RFC 6455 section 5.5.3 allows answering only the most recent ping).
+   */
+  private static final int MAX_PENDING_PONGS = 16;
 
   private final Inlet<ByteString> in = Inlet.create("Connection.in");
   private final Outlet<ByteString> out = Outlet.create("Connection.out");
@@ -64,31 +64,20 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     return new Logic();
   }
 
-  private final class Logic extends TimerGraphStageLogic implements InHandler, OutHandler, FrameReader.Handler {
+  private final class Logic extends TimerGraphStageLogic
+      implements InHandler, OutHandler, InboundProtocol.Listener {
     private final boolean canWrite = connection.grant().canWrite();
-    private final FrameReader reader = new FrameReader();
-    /** Stopped reading frames: the client broke the framing, nothing it sends can be trusted. */
-    private boolean broken;
-    private Frame pendingControl;
-    /** The pending control frame is the answer to the client's close. */
-    private boolean completing;
+    private final InboundProtocol inbound = new InboundProtocol(this, canWrite, settings.maxMessageBytes());
+    private final CloseHandshake handshake = new CloseHandshake();
+    /** Control frames to send before anything else: pongs, then perhaps the answer to a close. */
+    private final ArrayDeque<Frame> controls = new ArrayDeque<>();
+    /** The last of {@code controls} is the server's last frame. */
+    private boolean lastControlEnds;
+    /** The server's close frame from the outbound queue went out. */
     private boolean closeSent;
     private boolean flushTimerStarted;
-    private boolean discarding;
     private String endReason = "disconnected";
     private long lastOutNanos = System.nanoTime();
-    // the frame being read
-    private byte frameOpcode;
-    private boolean frameFin;
-    private int frameMask;
-    private long frameOffset;
-    private long frameLength;
-    private byte[] control;
-    // the message being assembled: its payload from messageStart on, unmasked, in its own array
-    private int messageOpcode = NO_MESSAGE;
-    private byte[] message = NO_BYTES;
-    private int messageStart = HEADROOM;
-    private int messageSize;
 
     Logic() {
       super(shape);
@@ -119,12 +108,17 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     @Override
     public void onPush() {
       ByteString bytes = grab(in);
-      if (!broken && !completing) {
+      if (!inbound.hasEnded()) {
         // the socket stage's reads are whole arrays of their own: no copy here
         byte[] read = bytes.toArrayUnsafe();
-        reader.read(read, 0, read.length, this);
+        inbound.read(read, 0, read.length);
       }
-      if (pendingControl == null && !isClosed(in) && !hasBeenPulled(in)) {
+      pullIfIdle();
+    }
+
+    /** Reads on, unless control frames wait: a client that does not read its pongs is not read. */
+    private void pullIfIdle() {
+      if (controls.isEmpty() && !isClosed(in) && !hasBeenPulled(in)) {
         pull(in);
       }
     }
@@ -141,154 +135,54 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     }
 
     @Override
-    public boolean onHeader(byte opcode, boolean fin, int rsv, boolean masked, int mask, long length) {
-      if (!masked || rsv != 0) {
-        protocolError("client frames must be masked and carry no extension bits");
-        return false;
-      }
-      if (length < 0) {
-        protocolError("bad frame length");
-        return false;
-      }
-      frameOpcode = opcode;
-      frameFin = fin;
-      frameMask = mask;
-      frameOffset = 0;
-      frameLength = length;
-      if (opcode >= WsFrames.CLOSE) {
-        if (!fin || length > 125 || opcode > WsFrames.PONG) {
-          protocolError("bad control frame");
-          return false;
-        }
-        control = new byte[(int) length];
-      } else if (!discarding) {
-        if (opcode == WsFrames.CONTINUATION) {
-          if (messageOpcode == NO_MESSAGE) {
-            protocolError("continuation without a message");
-            return false;
-          }
-        } else if (opcode == WsFrames.TEXT || opcode == WsFrames.BINARY) {
-          if (messageOpcode != NO_MESSAGE) {
-            protocolError("new message inside a fragmented one");
-            return false;
-          }
-          messageOpcode = opcode;
-        } else {
-          protocolError("unknown opcode " + opcode);
-          return false;
-        }
-        if (messageSize + length > settings.maxMessageBytes()) {
-          serverClose(CloseCodes.TOO_BIG, "message too big");
-        }
-      }
-      return true;
-    }
-
-    @Override
-    public boolean onPayload(byte[] bytes, int start, int length, boolean last) {
-      consume(bytes, start, length, last);
-      return !broken && !completing && !isClosed(in);
-    }
-
-    private void consume(byte[] bytes, int start, int length, boolean lastPart) {
-      boolean isControl = frameOpcode >= WsFrames.CLOSE;
-      if (isControl) {
-        System.arraycopy(bytes, start, control, (int) frameOffset, length);
-        Unmasker.unmask(control, (int) frameOffset, length, frameMask, frameOffset);
-        frameOffset += length;
-        if (lastPart) {
-          onControl(frameOpcode, ByteString.fromArrayUnsafe(control));
-        }
-        return;
-      }
-      if (discarding) {
-        return;
-      }
-      if (canWrite && length > 0) {
-        int headerBytes = WsFrames.headerBytes(length);
-        if (messageSize == 0 && frameOffset == 0 && lastPart && frameFin && start >= headerBytes) {
-          // the whole message in this read (the usual case): one copy that also takes the bytes
-          // in front, where the server's header goes, so the JVM need not zero the new array
-          message = Arrays.copyOfRange(bytes, start - headerBytes, start + length);
-          messageStart = headerBytes;
-        } else {
-          // room for the rest of the frame, but never more than 64 KiB ahead of what arrived
-          reserve(messageSize + (int) Math.min(frameLength - frameOffset, Math.max(length, AHEAD)));
-          System.arraycopy(bytes, start, message, messageStart + messageSize, length);
-        }
-        Unmasker.unmask(message, messageStart + messageSize, length, frameMask, frameOffset);
-      }
-      messageSize += length;
-      frameOffset += length;
-      if (lastPart && frameFin) {
-        onMessage((byte) messageOpcode, messageSize);
-        messageOpcode = NO_MESSAGE;
-        message = NO_BYTES;
-        messageStart = HEADROOM;
-        messageSize = 0;
-      }
-    }
-
-    /**
-     * Makes the message's array hold at least {@code size} payload bytes, at least doubling it
-     * when it grows (a header alone never makes the node allocate: only bytes that arrived do).
-     */
-    private void reserve(int size) {
-      if (messageStart + size > message.length) {
-        int capacity = Math.max(HEADROOM + size, message == NO_BYTES ? 0 : 2 * message.length);
-        message = Arrays.copyOf(message, (int) Math.min(capacity, HEADROOM + (long) settings.maxMessageBytes()));
-      }
-    }
-
-    private void onMessage(byte opcode, int size) {
+    public void onMessage(byte opcode, byte[] bytes, int start, int size) {
       metrics.framesIn.inc();
       metrics.bytesIn.inc(size);
       connection.stats().received(size, System.nanoTime());
-      if (canWrite) {
+      if (bytes != null) {
         Frame frame =
             size == 0
                 ? WsFrames.frame(opcode, ByteString.emptyByteString())
-                : WsFrames.frame(opcode, message, messageStart, size);
+                : WsFrames.frame(opcode, bytes, start, size);
         connection.room().fanOut(connection, frame);
-      } else {
+      } else if (!canWrite) {
         connection.stats().refused();
         metrics.framesRefused.inc();
       }
     }
 
-    private void onControl(byte opcode, ByteString payload) {
-      switch (opcode) {
-        case WsFrames.PING -> sendControl(WsFrames.frame(WsFrames.PONG, payload), false);
-        case WsFrames.CLOSE -> onPeerClose(WsFrames.closeCode(payload));
-        default -> { } // an unsolicited pong needs no answer
+    @Override
+    public void onPing(byte[] payload) {
+      if (controls.size() >= MAX_PENDING_PONGS) {
+        controls.pollLast();
       }
+      sendControl(WsFrames.frame(WsFrames.PONG, ByteString.fromArrayUnsafe(payload)), false);
     }
 
-    private void onPeerClose(int code) {
-      if (closeSent) {
+    @Override
+    public void onClose(CloseFrame close) {
+      endReason = "closed by client with " + close.code();
+      Frame answer = handshake.onPeerClose(close);
+      if (answer == null) {
         completeStage();
-        return;
+      } else {
+        sendControl(answer, true);
       }
-      endReason = "closed by client with " + code;
-      discarding = true;
-      int echo = (code == 1005 || code == 1006 || code == 1015) ? CloseCodes.NORMAL : code;
-      sendControl(WsFrames.close(echo, ""), true);
     }
 
-    private void protocolError(String reason) {
-      broken = true;
-      serverClose(CloseCodes.PROTOCOL_ERROR, reason);
+    @Override
+    public void onViolation(int closeCode, String reason) {
+      if (handshake.onFailure()) {
+        connection.close(closeCode, reason);
+        onWake();
+      } else {
+        completeStage();
+      }
     }
 
-    private void serverClose(int code, String reason) {
-      discarding = true;
-      message = NO_BYTES;
-      connection.close(code, reason);
-    }
-
-    private void sendControl(Frame frame, boolean thenComplete) {
-      pendingControl = frame;
-      completing |= thenComplete;
+    private void sendControl(Frame frame, boolean last) {
+      controls.addLast(frame);
+      lastControlEnds = last;
       if (isAvailable(out)) {
         onPull();
       }
@@ -298,20 +192,19 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
 
     @Override
     public void onPull() {
-      if (pendingControl != null) {
-        Frame frame = pendingControl;
-        pendingControl = null;
-        pushOut(frame);
-        if (completing) {
-          // ends the output after the close frame; the stage completes when the socket closes
-          // (completing the whole stage here could close the socket before the frame is written)
-          complete(out);
-        } else if (!isClosed(in) && !hasBeenPulled(in)) {
-          pull(in);
+      Frame control = controls.pollFirst();
+      if (control != null) {
+        pushOut(control);
+        if (controls.isEmpty()) {
+          if (lastControlEnds) {
+            endOutput();
+          } else {
+            pullIfIdle();
+          }
         }
         return;
       }
-      if (closeSent) {
+      if (closeSent || lastControlEnds) {
         return;
       }
       Frame next = connection.outbound().poll();
@@ -321,13 +214,32 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       pushOut(next);
       if (next.isClose()) {
         closeSent = true;
-        discarding = true;
-        scheduleOnce(CLOSE_TIMER, settings.closeTimeout());
+        inbound.discardMessages();
+        if (handshake.onServerCloseSent()) {
+          endOutput();
+        } else {
+          scheduleOnce(CLOSE_TIMER, settings.closeTimeout());
+        }
       } else {
         int size = next.payloadLength();
         connection.stats().sent(size, lastOutNanos);
         metrics.framesOut.inc();
         metrics.bytesOut.inc(size);
+      }
+    }
+
+    /**
+     * Ends the output after the server's last frame: the socket sends what is written and then
+     * ends its side of the TCP connection. The client's side is read (and ignored) until it ends
+     * too, for at most the close timeout.
+     */
+    private void endOutput() {
+      complete(out);
+      if (isClosed(in)) {
+        completeStage();
+      } else {
+        scheduleOnce(CLOSE_TIMER, settings.closeTimeout());
+        pullIfIdle();
       }
     }
 
@@ -369,8 +281,9 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
         long idle = System.nanoTime() - lastOutNanos;
         if (idle >= settings.pingInterval().toNanos() / 2
             && isAvailable(out)
-            && pendingControl == null
-            && !closeSent) {
+            && controls.isEmpty()
+            && !closeSent
+            && !handshake.isClosing()) {
           pushOut(PING);
         }
       }

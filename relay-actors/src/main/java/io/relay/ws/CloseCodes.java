@@ -1,6 +1,6 @@
 package io.relay.ws;
 
-/** The WebSocket close codes this relay sends (DESIGN section 4). */
+/** The WebSocket close codes this relay sends (the relay section of the README lists them). */
 public final class CloseCodes {
   /** Peer or server closing normally. */
   public static final int NORMAL = 1000;
@@ -8,6 +8,8 @@ public final class CloseCodes {
   public static final int GOING_AWAY = 1001;
   /** The peer broke the WebSocket protocol. */
   public static final int PROTOCOL_ERROR = 1002;
+  /** A text message that is not valid UTF-8 (RFC 6455 section 8.1). */
+  public static final int INVALID_PAYLOAD = 1007;
   /** A message was larger than relay.max-message-bytes. */
   public static final int TOO_BIG = 1009;
   /** The server failed unexpectedly. */

@@ -72,14 +72,6 @@ public final class WsFrames {
     return frame(CLOSE, body);
   }
 
-  /** The status code a peer's close frame carries, or 1005 (none) when it carries none. */
-  public static int closeCode(ByteString payload) {
-    if (payload.length() < 2) {
-      return 1005;
-    }
-    return ((payload.apply(0) & 0xFF) << 8) | (payload.apply(1) & 0xFF);
-  }
-
   /**
    * One server frame.
    *

@@ -1,8 +1,10 @@
 package io.relay.http.socket;
 
+import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.AttributeKey;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Graph;
+import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -14,10 +16,12 @@ public interface ProtocolSwitch {
   AttributeKey<ProtocolSwitch> KEY = AttributeKey.create("relay-protocol-switch", ProtocolSwitch.class);
 
   /**
-   * Runs {@code flow} over the connection's bytes, in place of HTTP, right after the {@code 101
-   * Switching Protocols} response that the route answers now has been written. Pekko HTTP's own
-   * server graph of the connection then ends: nothing of it stays in memory or on the path of
-   * the connection's bytes.
+   * The flow to give Pekko HTTP as the protocol after the route's {@code 101 Switching Protocols}
+   * response (in its {@code UpgradeToOtherProtocolResponseHeader}). It only marks the switch:
+   * Pekko HTTP starts it right before it hands the response's bytes on, and the socket then
+   * serves {@code flow} over the connection's bytes, in place of HTTP, from the first byte after
+   * the request's head. Pekko HTTP's own server graph of the connection then ends: nothing of it
+   * stays in memory or on the path of the connection's bytes.
    */
-  void afterSwitchingResponse(Graph<FlowShape<ByteString, ByteString>, ?> flow);
+  Flow<ByteString, ByteString, NotUsed> handOverAfterResponse(Graph<FlowShape<ByteString, ByteString>, ?> flow);
 }

@@ -6,8 +6,12 @@ import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.function.IntConsumer;
+import org.apache.pekko.NotUsed;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Graph;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -24,7 +28,7 @@ final class SocketEndpoint implements ProtocolSwitch {
   private final SelectionKey key;
   private volatile IntConsumer onReady;
   private volatile long lastActive = System.nanoTime();
-  /** The flow to switch to after the next {@code 101} response, set by a route. */
+  /** The flow to switch to, set when Pekko HTTP starts a marked response's protocol. */
   private volatile Graph<FlowShape<ByteString, ByteString>, ?> switchTo;
 
   SocketEndpoint(SocketServer server, SocketChannel channel, SelectionKey key) {
@@ -44,20 +48,28 @@ final class SocketEndpoint implements ProtocolSwitch {
   }
 
   @Override
-  public void afterSwitchingResponse(Graph<FlowShape<ByteString, ByteString>, ?> flow) {
-    switchTo = flow;
+  public Flow<ByteString, ByteString, NotUsed> handOverAfterResponse(Graph<FlowShape<ByteString, ByteString>, ?> flow) {
+    return Flow.fromSinkAndSource(Sink.<ByteString>ignore(), Source.<ByteString>never())
+        .mapMaterializedValue(
+            started -> {
+              switchTo = flow;
+              return NotUsed.getInstance();
+            });
   }
 
-  /** The flow a route asked to switch to, once; null if none. */
+  /** The flow to switch to, once a marked response is being written; null if none. */
   Graph<FlowShape<ByteString, ByteString>, ?> takeSwitch() {
     Graph<FlowShape<ByteString, ByteString>, ?> flow = switchTo;
     switchTo = null;
     return flow;
   }
 
-  /** Serves the socket with {@code flow} over a new stage that first writes {@code unwritten}. */
-  void serve(Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten) {
-    server.switchProtocol(this, flow, unwritten);
+  /**
+   * Serves the socket with {@code flow} over a new stage that first writes {@code unwritten} and
+   * hands {@code unread} to the flow before anything it reads.
+   */
+  void serve(Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten, ByteString unread) {
+    server.switchProtocol(this, flow, unwritten, unread);
   }
 
   /** Reports readiness for {@code op} (OP_READ or OP_WRITE) once. */

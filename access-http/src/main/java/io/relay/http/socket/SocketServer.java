@@ -299,11 +299,12 @@ public final class SocketServer {
 
   /**
    * Serves {@code endpoint}'s socket with {@code flow} (a protocol a route switched to) over a new
-   * stage that first writes {@code unwritten}.
+   * stage that first writes {@code unwritten} and hands {@code unread} on before what it reads.
    */
-  void switchProtocol(SocketEndpoint endpoint, Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten) {
+  void switchProtocol(
+      SocketEndpoint endpoint, Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten, ByteString unread) {
     try {
-      Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten)).join(flow).run(materializer);
+      Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread)).join(flow).run(materializer);
     } catch (RuntimeException e) {
       LOG.warn("could not switch a connection to its new protocol", e);
       endpoint.reset();

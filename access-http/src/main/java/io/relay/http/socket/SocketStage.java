@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.security.NoSuchAlgorithmException;
 import java.util.function.Function;
@@ -37,13 +36,21 @@ import org.apache.pekko.util.ByteString;
  * peer. Writes go straight to the socket; while the socket is full, further bytes are gathered
  * up to {@code writeBufferBytes} before the stage stops pulling. When the peer closes its side,
  * the outlet completes and what is being written still goes out (as with Pekko's TCP stage
- * without half-close); when the stream finishes writing or stops reading, the socket is closed
- * once what is gathered has been written. A failure from upstream resets the connection.
+ * without half-close). When the stream stops reading, the socket is closed once what is gathered
+ * has been written. When the stream finishes writing, under HTTP the socket is closed the same
+ * way; under a switched protocol only the socket's output is shut down once everything is
+ * written (a FIN), and the peer's bytes are read on until the stream stops reading: a WebSocket
+ * server ends the TCP connection first, and a peer's late bytes must not turn its close into a
+ * reset that could destroy the close frame in flight. A failure from upstream resets the
+ * connection.
  *
- * <p>Under HTTP, once a route asked for a {@link ProtocolSwitch} and its {@code 101} response has
- * been handed to the stage, the stage hands the socket (and what of the response is still to be
- * written) to a new stage under the new protocol's flow, and completes: to Pekko HTTP the
- * connection then looks closed by the peer, and its server graph ends.
+ * <p>Under HTTP, the bytes after the head of a request without a body ({@link RequestHeads}) are
+ * held back, and nothing more is read, until that request is answered. When the answer is a
+ * {@code 101} response that a route marked with a {@link ProtocolSwitch}, the stage hands the
+ * socket, what of the response is still to be written and the bytes held back (a client's first
+ * frames may share a TCP segment with its upgrade request) to a new stage under the new
+ * protocol's flow, and completes: to Pekko HTTP the connection then looks closed by the peer, and
+ * its server graph ends. Any other answer lets the held bytes go on to Pekko HTTP.
  */
 final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private static final int BUFFER_BYTES = 128 * 1024;
@@ -59,9 +66,6 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private static final ThreadLocal<ByteBuffer> WRITE_BUFFER =
       ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BUFFER_BYTES));
 
-  /** How a {@code 101} response starts, as Pekko HTTP renders it. */
-  private static final ByteString SWITCHING = ByteString.fromString("HTTP/1.1 101 ", StandardCharsets.US_ASCII);
-
   private final Inlet<I> in = Inlet.create("Socket.toNetwork");
   private final Outlet<O> out = Outlet.create("Socket.fromNetwork");
   private final FlowShape<I, O> shape = FlowShape.of(in, out);
@@ -75,6 +79,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private final boolean http;
   /** Bytes to write first: what a switched-from stage had not written yet. */
   private final ByteString unwritten;
+  /** Bytes to push first: what a switched-from stage had read but not handed on. */
+  private final ByteString unread;
 
   private SocketStage(
       SocketEndpoint endpoint,
@@ -82,13 +88,15 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       Function<I, ByteString> bytesOf,
       Function<ByteString, O> wrap,
       boolean http,
-      ByteString unwritten) {
+      ByteString unwritten,
+      ByteString unread) {
     this.endpoint = endpoint;
     this.writeBufferBytes = writeBufferBytes;
     this.bytesOf = bytesOf;
     this.wrap = wrap;
     this.http = http;
     this.unwritten = unwritten;
+    this.unread = unread;
   }
 
   /** The stage under Pekko HTTP's server layer. */
@@ -100,13 +108,17 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         outbound -> outbound instanceof TLSProtocol.SendBytes send ? send.bytes() : null,
         bytes -> new TLSProtocol.SessionBytes(NO_TLS, bytes),
         true,
+        ByteString.emptyByteString(),
         ByteString.emptyByteString());
   }
 
-  /** The stage under a protocol the connection switched to, writing {@code unwritten} first. */
+  /**
+   * The stage under a protocol the connection switched to, writing {@code unwritten} first and
+   * pushing {@code unread} before it reads the socket.
+   */
   static SocketStage<ByteString, ByteString> bytes(
-      SocketEndpoint endpoint, int writeBufferBytes, ByteString unwritten) {
-    return new SocketStage<>(endpoint, writeBufferBytes, bytes -> bytes, bytes -> bytes, false, unwritten);
+      SocketEndpoint endpoint, int writeBufferBytes, ByteString unwritten, ByteString unread) {
+    return new SocketStage<>(endpoint, writeBufferBytes, bytes -> bytes, bytes -> bytes, false, unwritten, unread);
   }
 
   @Override
@@ -128,8 +140,15 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     private long toWriteBytes;
     private boolean waitingWritable;
     private boolean closeWhenWritten;
+    private boolean shutdownOutputWhenWritten;
     /** The socket went on under another stage: leave it open. */
     private boolean handedOver;
+    /** Request heads, followed under HTTP only. */
+    private final RequestHeads heads = http ? new RequestHeads() : null;
+    /** Bytes read but not pushed yet: what follows a request head, or what a switch handed on. */
+    private ByteString held = unread.isEmpty() ? null : unread;
+    /** A request is waiting for its answer: what follows its head is held, nothing is read. */
+    private boolean awaitingAnswer;
 
     Logic() {
       super(shape);
@@ -158,7 +177,13 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
 
     @Override
     public void onPull() {
-      read();
+      if (held != null) {
+        ByteString bytes = held;
+        held = null;
+        deliver(bytes);
+      } else if (!awaitingAnswer) {
+        read();
+      }
     }
 
     @Override
@@ -181,12 +206,27 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         byte[] bytes = new byte[n];
         buffer.get(bytes);
         endpoint.active();
-        push(out, wrap.apply(ByteString.fromArrayUnsafe(bytes)));
+        deliver(ByteString.fromArrayUnsafe(bytes));
       } else if (n == 0) {
         endpoint.watch(SelectionKey.OP_READ);
       } else {
         complete(out);
       }
+    }
+
+    /** Pushes bytes read, holding back what follows a request head until the request is answered. */
+    private void deliver(ByteString bytes) {
+      if (heads != null && heads.isFollowed()) {
+        int end = heads.endOfBodilessHead(bytes);
+        if (end >= 0) {
+          awaitingAnswer = true;
+          if (end < bytes.length()) {
+            held = bytes.drop(end);
+            bytes = bytes.take(end);
+          }
+        }
+      }
+      push(out, wrap.apply(bytes));
     }
 
     // ---- stream to socket
@@ -197,17 +237,24 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       Graph<FlowShape<ByteString, ByteString>, ?> switchTo = null;
       if (bytes != null) {
         enqueue(bytes);
-        if (http && isSwitchingResponse(bytes)) {
-          switchTo = endpoint.takeSwitch();
-        }
+        // the response a route marked with a switch: its bytes are the first to come after the
+        // mark (Pekko HTTP starts the marked flow right before it hands the response on)
+        switchTo = http ? endpoint.takeSwitch() : null;
       }
       if (!waitingWritable) {
         write();
       }
       if (switchTo != null && !isClosed(in)) {
         handOver(switchTo);
-      } else {
-        pullIfRoom();
+        return;
+      }
+      pullIfRoom();
+      if (bytes != null && awaitingAnswer) {
+        // the request is being answered: what follows its head goes on to HTTP
+        awaitingAnswer = false;
+        if (isAvailable(out) && !isClosed(out)) {
+          onPull();
+        }
       }
     }
 
@@ -219,13 +266,29 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       for (ByteString piece : toWrite) {
         rest = rest.concat(piece);
       }
-      endpoint.serve(flow, rest.drop(writtenOfFirst));
+      endpoint.serve(flow, rest.drop(writtenOfFirst), held == null ? ByteString.emptyByteString() : held);
       completeStage();
     }
 
     @Override
     public void onUpstreamFinish() {
-      closeWhenWritten();
+      if (http || isClosed(out)) {
+        closeWhenWritten();
+      } else {
+        shutdownOutputWhenWritten = true;
+        if (toWrite.isEmpty()) {
+          shutdownOutput();
+        }
+      }
+    }
+
+    /** Sends a FIN after what was written; the stage reads on until the stream stops reading. */
+    private void shutdownOutput() {
+      try {
+        channel.shutdownOutput();
+      } catch (IOException e) {
+        failStage(e);
+      }
     }
 
     @Override
@@ -277,6 +340,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       }
       if (closeWhenWritten) {
         completeStage();
+      } else if (shutdownOutputWhenWritten) {
+        shutdownOutput();
       }
     }
 
@@ -321,22 +386,10 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         write();
         pullIfRoom();
       }
-      if ((ops & SelectionKey.OP_READ) != 0 && isAvailable(out)) {
+      if ((ops & SelectionKey.OP_READ) != 0 && isAvailable(out) && held == null && !awaitingAnswer) {
         read();
       }
     }
-  }
-
-  private static boolean isSwitchingResponse(ByteString bytes) {
-    if (bytes.length() < SWITCHING.length()) {
-      return false;
-    }
-    for (int i = 0; i < SWITCHING.length(); i++) {
-      if (bytes.apply(i) != SWITCHING.apply(i)) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private static SSLSession plainSession() {

@@ -1,0 +1,287 @@
+package io.relay.ws;
+
+import java.util.Arrays;
+
+/**
+ * What a client sends on a WebSocket connection, read as RFC 6455 has a server read it: the frames
+ * {@link FrameReader} splits are checked against the rules of the protocol, unmasked and assembled
+ * into whole messages, and the {@link Listener} hears each message, ping and close, or the first
+ * rule the client broke.
+ *
+ * <ul>
+ *   <li>Section 5.1: client frames are masked. Section 5.2: no extension was negotiated, so the
+ *       RSV bits are 0; opcodes 3-7 and 0xB-0xF are reserved; the most significant bit of a
+ *       64-bit length is 0.
+ *   <li>Section 5.4: a message is a text or binary frame and the continuation frames after it, up
+ *       to one with FIN; control frames may come between them; a new message may not start inside
+ *       another, nor a continuation outside one.
+ *   <li>Section 5.5: control frames carry at most 125 bytes and are never fragmented.
+ *   <li>Section 8.1: a text message is valid UTF-8, checked as its bytes arrive, so an invalid one
+ *       fails at its first bad byte; binary messages are never inspected.
+ *   <li>A message larger than the configured limit fails when the frame header that would take
+ *       it past the limit arrives, before its bytes are held.
+ * </ul>
+ *
+ * <p>Each message's payload is unmasked into an array of its own, with {@link #HEADROOM} bytes
+ * free in front, where the server's frame header goes when the message is relayed as one piece.
+ * Breaking a rule or a close from the client ends the reading: bytes after that are not read.
+ */
+public final class InboundProtocol implements FrameReader.Handler {
+  /** Room left in front of a message's payload for the server's frame header. */
+  public static final int HEADROOM = WsFrames.MAX_HEADER_BYTES;
+
+  /** How far ahead of the bytes that arrived a message's array may be made room for. */
+  private static final int AHEAD = 64 * 1024;
+
+  private static final int NO_MESSAGE = -1;
+  private static final byte[] NO_BYTES = new byte[0];
+
+  /** What the client said. */
+  public interface Listener {
+    /**
+     * A whole message. Its payload is {@code bytes} from {@code start}, {@code size} long, with
+     * {@link #HEADROOM} bytes free in front; the array is the message's own. {@code bytes} is
+     * null when messages are not kept (they are only counted).
+     */
+    void onMessage(byte opcode, byte[] bytes, int start, int size);
+
+    /** A ping, to be answered with a pong carrying {@code payload}. */
+    void onPing(byte[] payload);
+
+    /** A valid close frame: the client's last frame. */
+    void onClose(CloseFrame close);
+
+    /** The client broke a rule: fail the connection with {@code closeCode}. */
+    void onViolation(int closeCode, String reason);
+  }
+
+  private final FrameReader reader = new FrameReader();
+  private final Listener listener;
+  private final long maxMessageBytes;
+  private final Utf8Validator utf8 = new Utf8Validator();
+  /** Whether messages are assembled and handed on, or only checked and counted. */
+  private boolean keepMessages;
+  private boolean ended;
+  // the frame being read
+  private byte frameOpcode;
+  private boolean frameFin;
+  private int frameMask;
+  private long frameOffset;
+  private long frameLength;
+  private byte[] control;
+  // the message being read: its payload from messageStart on, unmasked, in its own array
+  private int messageOpcode = NO_MESSAGE;
+  private byte[] message = NO_BYTES;
+  private int messageStart = HEADROOM;
+  private long messageSize;
+  /** Where a text message's bytes are unmasked to be checked when messages are not kept. */
+  private byte[] scratch;
+
+  /**
+   * @param keepMessages false to hand on only the size of each message (a participant whose
+   *     messages are not relayed); text is checked all the same
+   * @param maxMessageBytes the largest message accepted
+   */
+  public InboundProtocol(Listener listener, boolean keepMessages, long maxMessageBytes) {
+    this.listener = listener;
+    this.keepMessages = keepMessages;
+    this.maxMessageBytes = maxMessageBytes;
+  }
+
+  /**
+   * Reads the next bytes the client sent: {@code bytes} from {@code from} to {@code end}.
+   *
+   * @return false once reading has ended (a close or a broken rule): later bytes are not read
+   */
+  public boolean read(byte[] bytes, int from, int end) {
+    if (!ended) {
+      reader.read(bytes, from, end, this);
+    }
+    return !ended;
+  }
+
+  /** Whether reading has ended: the client closed or broke a rule. */
+  public boolean hasEnded() {
+    return ended;
+  }
+
+  /**
+   * Stops keeping messages: the rest of the connection's messages are read for the rules and
+   * for the client's close only (the server is closing the connection).
+   */
+  public void discardMessages() {
+    keepMessages = false;
+    message = NO_BYTES;
+  }
+
+  @Override
+  public boolean onHeader(byte opcode, boolean fin, int rsv, boolean masked, int mask, long length) {
+    if (!masked) {
+      return violation(CloseCodes.PROTOCOL_ERROR, "client frames must be masked");
+    }
+    if (rsv != 0) {
+      return violation(CloseCodes.PROTOCOL_ERROR, "reserved bits set without an extension");
+    }
+    if (length < 0) {
+      return violation(CloseCodes.PROTOCOL_ERROR, "frame length with its most significant bit set");
+    }
+    frameOpcode = opcode;
+    frameFin = fin;
+    frameMask = mask;
+    frameOffset = 0;
+    frameLength = length;
+    if (opcode >= WsFrames.CLOSE) {
+      if (opcode > WsFrames.PONG) {
+        return violation(CloseCodes.PROTOCOL_ERROR, "reserved control opcode " + opcode);
+      }
+      if (!fin) {
+        return violation(CloseCodes.PROTOCOL_ERROR, "fragmented control frame");
+      }
+      if (length > 125) {
+        return violation(CloseCodes.PROTOCOL_ERROR, "control frame longer than 125 bytes");
+      }
+      control = new byte[(int) length];
+      return true;
+    }
+    if (opcode == WsFrames.CONTINUATION) {
+      if (messageOpcode == NO_MESSAGE) {
+        return violation(CloseCodes.PROTOCOL_ERROR, "continuation frame outside a message");
+      }
+    } else if (opcode == WsFrames.TEXT || opcode == WsFrames.BINARY) {
+      if (messageOpcode != NO_MESSAGE) {
+        return violation(CloseCodes.PROTOCOL_ERROR, "new message inside a fragmented one");
+      }
+      messageOpcode = opcode;
+      utf8.reset();
+    } else {
+      return violation(CloseCodes.PROTOCOL_ERROR, "reserved opcode " + opcode);
+    }
+    if (messageSize + length > maxMessageBytes) {
+      return violation(CloseCodes.TOO_BIG, "message larger than " + maxMessageBytes + " bytes");
+    }
+    return true;
+  }
+
+  @Override
+  public boolean onPayload(byte[] bytes, int start, int length, boolean last) {
+    if (frameOpcode >= WsFrames.CLOSE) {
+      System.arraycopy(bytes, start, control, (int) frameOffset, length);
+      Unmasker.unmask(control, (int) frameOffset, length, frameMask, frameOffset);
+      frameOffset += length;
+      if (last) {
+        onControl();
+      }
+    } else {
+      onData(bytes, start, length, last);
+    }
+    return !ended;
+  }
+
+  private void onData(byte[] bytes, int start, int length, boolean last) {
+    boolean text = messageOpcode == WsFrames.TEXT;
+    if (keepMessages) {
+      int at = copyOut(bytes, start, length, last);
+      Unmasker.unmask(message, at, length, frameMask, frameOffset);
+      if (text && !utf8.feed(message, at, length)) {
+        violation(CloseCodes.INVALID_PAYLOAD, "text message that is not UTF-8");
+        return;
+      }
+    } else if (text && !checkDiscarded(bytes, start, length)) {
+      violation(CloseCodes.INVALID_PAYLOAD, "text message that is not UTF-8");
+      return;
+    }
+    messageSize += length;
+    frameOffset += length;
+    if (last && frameFin) {
+      if (text && !utf8.isComplete()) {
+        violation(CloseCodes.INVALID_PAYLOAD, "text message ends inside a UTF-8 character");
+        return;
+      }
+      byte opcode = (byte) messageOpcode;
+      byte[] bytesOut = keepMessages ? message : null;
+      int size = (int) messageSize;
+      int payloadStart = messageStart;
+      messageOpcode = NO_MESSAGE;
+      message = NO_BYTES;
+      messageStart = HEADROOM;
+      messageSize = 0;
+      listener.onMessage(opcode, bytesOut, payloadStart, size);
+    }
+  }
+
+  /**
+   * Copies a piece of the payload, still masked, into the message's array.
+   *
+   * @return where in the array the piece now starts
+   */
+  private int copyOut(byte[] bytes, int start, int length, boolean last) {
+    int size = (int) messageSize;
+    int headerBytes = WsFrames.headerBytes(length);
+    if (size == 0 && frameOffset == 0 && last && frameFin && start >= headerBytes) {
+      // the whole message in this read (the usual case): one copy that also takes the bytes
+      // in front, where the server's header goes, so the JVM need not zero the new array
+      message = Arrays.copyOfRange(bytes, start - headerBytes, start + length);
+      messageStart = headerBytes;
+      return messageStart;
+    }
+    // room for the rest of the frame, but never more than 64 KiB ahead of what arrived
+    reserve(size + (int) Math.min(frameLength - frameOffset, Math.max(length, AHEAD)));
+    System.arraycopy(bytes, start, message, messageStart + size, length);
+    return messageStart + size;
+  }
+
+  /**
+   * Makes the message's array hold at least {@code size} payload bytes, at least doubling it when
+   * it grows (a header alone never makes the node allocate: only bytes that arrived do).
+   */
+  private void reserve(int size) {
+    if (messageStart + size > message.length) {
+      int capacity = Math.max(HEADROOM + size, message == NO_BYTES ? 0 : 2 * message.length);
+      message = Arrays.copyOf(message, (int) Math.min(capacity, HEADROOM + maxMessageBytes));
+    }
+  }
+
+  /** Checks a piece of a text message that is not kept, unmasked in a scratch array. */
+  private boolean checkDiscarded(byte[] bytes, int start, int length) {
+    int done = 0;
+    while (done < length) {
+      if (scratch == null) {
+        scratch = new byte[8 * 1024];
+      }
+      int n = Math.min(scratch.length, length - done);
+      System.arraycopy(bytes, start + done, scratch, 0, n);
+      Unmasker.unmask(scratch, 0, n, frameMask, frameOffset + done);
+      if (!utf8.feed(scratch, 0, n)) {
+        return false;
+      }
+      done += n;
+    }
+    return true;
+  }
+
+  private void onControl() {
+    byte[] payload = control;
+    control = null;
+    switch (frameOpcode) {
+      case WsFrames.PING -> listener.onPing(payload);
+      case WsFrames.CLOSE -> {
+        CloseFrame close = CloseFrame.parse(payload);
+        if (close == null) {
+          violation(CloseCodes.PROTOCOL_ERROR, "invalid close frame");
+        } else {
+          ended = true;
+          message = NO_BYTES;
+          listener.onClose(close);
+        }
+      }
+      default -> { } // an unsolicited pong needs no answer (section 5.5.3)
+    }
+  }
+
+  private boolean violation(int closeCode, String reason) {
+    ended = true;
+    message = NO_BYTES;
+    listener.onViolation(closeCode, reason);
+    return false;
+  }
+}

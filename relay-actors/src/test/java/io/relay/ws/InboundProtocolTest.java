@@ -1,0 +1,283 @@
+package io.relay.ws;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/** What a client sees of the server reading its frames, section by section of RFC 6455. */
+class InboundProtocolTest {
+  private static final int LIMIT = 1 << 20;
+
+  /** What the protocol told its listener, in order. */
+  private static final class Heard implements InboundProtocol.Listener {
+    final List<String> events = new ArrayList<>();
+    final List<byte[]> messages = new ArrayList<>();
+
+    @Override
+    public void onMessage(byte opcode, byte[] bytes, int start, int size) {
+      events.add((opcode == WsFrames.TEXT ? "text " : "binary ") + size);
+      messages.add(bytes == null ? null : Arrays.copyOfRange(bytes, start, start + size));
+      if (bytes != null) {
+        assertTrue(start >= WsFrames.headerBytes(size), "room for the server's header in front");
+      }
+    }
+
+    @Override
+    public void onPing(byte[] payload) {
+      events.add("ping " + new String(payload, StandardCharsets.UTF_8));
+    }
+
+    @Override
+    public void onClose(CloseFrame close) {
+      events.add("close " + close.code());
+    }
+
+    @Override
+    public void onViolation(int closeCode, String reason) {
+      events.add("fail " + closeCode);
+    }
+  }
+
+  private static Heard read(ClientFrames frames) {
+    return read(frames, true);
+  }
+
+  private static Heard read(ClientFrames frames, boolean keep) {
+    Heard heard = new Heard();
+    byte[] bytes = frames.bytes();
+    new InboundProtocol(heard, keep, LIMIT).read(bytes, 0, bytes.length);
+    return heard;
+  }
+
+  private static byte[] utf8(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Nested
+  class Section5_1_Masking {
+    @Test
+    void anUnmaskedFrameFailsTheConnectionWith1002() {
+      assertEquals(List.of("fail 1002"), read(new ClientFrames().frame(WsFrames.TEXT, true, 0, false, utf8("hi"))).events);
+    }
+
+    @Test
+    void maskedPayloadsArriveUnmasked() {
+      Heard heard = read(new ClientFrames().text("hello"));
+      assertArrayEquals(utf8("hello"), heard.messages.get(0));
+    }
+  }
+
+  @Nested
+  class Section5_2_BaseFraming {
+    @Test
+    void reservedBitsFailTheConnectionWith1002() {
+      for (int rsv = 1; rsv < 8; rsv++) {
+        Heard heard = read(new ClientFrames().frame(WsFrames.TEXT, true, rsv, true, utf8("x")));
+        assertEquals(List.of("fail 1002"), heard.events, "RSV " + rsv);
+      }
+    }
+
+    @Test
+    void reservedOpcodesFailTheConnectionWith1002() {
+      for (int opcode : new int[] {3, 4, 5, 6, 7, 0xB, 0xC, 0xD, 0xE, 0xF}) {
+        Heard heard = read(new ClientFrames().frame(opcode, true, new byte[0]));
+        assertEquals(List.of("fail 1002"), heard.events, "opcode " + opcode);
+      }
+    }
+
+    @Test
+    void aLengthWithItsMostSignificantBitSetFailsWith1002() {
+      Heard heard = read(new ClientFrames().raw(0x82, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4));
+      assertEquals(List.of("fail 1002"), heard.events);
+    }
+
+    @Test
+    void everyLengthEncodingArrivesWhole() {
+      for (int size : new int[] {0, 125, 126, 65_535, 65_536, 300_000}) {
+        byte[] payload = new byte[size];
+        new Random(size).nextBytes(payload);
+        Heard heard = read(new ClientFrames().frame(WsFrames.BINARY, true, payload));
+        assertArrayEquals(payload, heard.messages.get(0), size + " bytes");
+      }
+    }
+
+    @Test
+    void framesSplitAtEveryByteBoundaryReadTheSame() {
+      byte[] bytes = new ClientFrames().text("one").frame(WsFrames.PING, true, utf8("p")).frame(WsFrames.BINARY, false, new byte[300]).frame(WsFrames.CONTINUATION, true, new byte[3]).bytes();
+      for (int split = 0; split <= bytes.length; split++) {
+        Heard heard = new Heard();
+        InboundProtocol protocol = new InboundProtocol(heard, true, LIMIT);
+        protocol.read(bytes, 0, split);
+        protocol.read(bytes, split, bytes.length);
+        assertEquals(List.of("text 3", "ping p", "binary 303"), heard.events, "split at " + split);
+      }
+    }
+  }
+
+  @Nested
+  class Section5_4_Fragmentation {
+    @Test
+    void fragmentsWithControlFramesBetweenThemArriveAsOneMessage() {
+      Heard heard =
+          read(new ClientFrames()
+              .frame(WsFrames.TEXT, false, utf8("frag"))
+              .frame(WsFrames.PING, true, utf8("between"))
+              .frame(WsFrames.CONTINUATION, false, utf8("men"))
+              .frame(WsFrames.CONTINUATION, true, utf8("ts")));
+      assertEquals(List.of("ping between", "text 9"), heard.events);
+      assertArrayEquals(utf8("fragments"), heard.messages.get(0));
+    }
+
+    @Test
+    void aContinuationOutsideAMessageFailsWith1002() {
+      assertEquals(List.of("fail 1002"), read(new ClientFrames().frame(WsFrames.CONTINUATION, true, utf8("x"))).events);
+    }
+
+    @Test
+    void aNewMessageInsideAFragmentedOneFailsWith1002() {
+      Heard heard = read(new ClientFrames().frame(WsFrames.TEXT, false, utf8("a")).frame(WsFrames.TEXT, true, utf8("b")));
+      assertEquals(List.of("fail 1002"), heard.events);
+    }
+  }
+
+  @Nested
+  class Section5_5_ControlFrames {
+    @Test
+    void aFragmentedControlFrameFailsWith1002() {
+      assertEquals(List.of("fail 1002"), read(new ClientFrames().frame(WsFrames.PING, false, utf8("x"))).events);
+    }
+
+    @Test
+    void aControlFrameLongerThan125BytesFailsWith1002() {
+      assertEquals(List.of("fail 1002"), read(new ClientFrames().frame(WsFrames.PING, true, new byte[126])).events);
+      assertEquals(List.of("ping " + "x".repeat(125)), read(new ClientFrames().frame(WsFrames.PING, true, utf8("x".repeat(125)))).events);
+    }
+
+    @Test
+    void everyPingIsHeardInOrder() {
+      ClientFrames frames = new ClientFrames();
+      for (int i = 0; i < 10; i++) {
+        frames.frame(WsFrames.PING, true, utf8("p" + i));
+      }
+      Heard heard = read(frames);
+      assertEquals(List.of("ping p0", "ping p1", "ping p2", "ping p3", "ping p4", "ping p5", "ping p6", "ping p7", "ping p8", "ping p9"), heard.events);
+    }
+
+    @Test
+    void anUnsolicitedPongIsIgnored() {
+      assertEquals(List.of("text 1"), read(new ClientFrames().frame(WsFrames.PONG, true, utf8("x")).text("y")).events);
+    }
+
+    @Test
+    void aCloseEndsReadingAndLaterFramesAreNotRead() {
+      Heard heard = read(new ClientFrames().close(1000, new byte[0]).text("after"));
+      assertEquals(List.of("close 1000"), heard.events);
+    }
+  }
+
+  @Nested
+  class Section7_4_CloseCodes {
+    @Test
+    void anInvalidCloseCodeFailsWith1002() {
+      for (int code : new int[] {0, 999, 1004, 1005, 1006, 1016, 1100, 2000, 2999, 5000, 65535}) {
+        assertEquals(List.of("fail 1002"), read(new ClientFrames().close(code, new byte[0])).events, "code " + code);
+      }
+    }
+
+    @Test
+    void aOneByteCloseBodyFailsWith1002() {
+      assertEquals(List.of("fail 1002"), read(new ClientFrames().frame(WsFrames.CLOSE, true, new byte[] {3})).events);
+    }
+
+    @Test
+    void aCloseReasonThatIsNotUtf8FailsWith1002() {
+      assertEquals(List.of("fail 1002"), read(new ClientFrames().close(1000, new byte[] {(byte) 0xC0, (byte) 0xAF})).events);
+    }
+
+    @Test
+    void anEmptyCloseIsACloseWithoutCode() {
+      assertEquals(List.of("close 1005"), read(new ClientFrames().frame(WsFrames.CLOSE, true, new byte[0])).events);
+    }
+  }
+
+  @Nested
+  class Section8_1_Utf8 {
+    @Test
+    void validTextInPiecesSplitInsideCodePointsArrives() {
+      byte[] text = utf8("κόσμε 🎉");
+      Heard heard =
+          read(new ClientFrames()
+              .frame(WsFrames.TEXT, false, Arrays.copyOfRange(text, 0, 1))
+              .frame(WsFrames.CONTINUATION, false, Arrays.copyOfRange(text, 1, 12))
+              .frame(WsFrames.CONTINUATION, true, Arrays.copyOfRange(text, 12, text.length)));
+      assertArrayEquals(text, heard.messages.get(0));
+    }
+
+    @Test
+    void invalidTextFailsWith1007AndTheMessageIsNotHeard() {
+      assertEquals(List.of("fail 1007"), read(new ClientFrames().frame(WsFrames.TEXT, true, new byte[] {'a', (byte) 0xED, (byte) 0xA0, (byte) 0x80})).events);
+    }
+
+    @Test
+    void invalidTextFailsAtItsFirstBadByteBeforeTheMessageEnds() {
+      Heard heard = read(new ClientFrames().frame(WsFrames.TEXT, false, new byte[] {'a', (byte) 0xF5}));
+      assertEquals(List.of("fail 1007"), heard.events, "no need to wait for the rest of the message");
+    }
+
+    @Test
+    void invalidTextFailsInsideOneFrameBeforeItEnds() {
+      byte[] bytes = new ClientFrames().frame(WsFrames.TEXT, true, new byte[] {'a', 'b', (byte) 0xF5, 'c', 'd', 'e'}).bytes();
+      Heard heard = new Heard();
+      new InboundProtocol(heard, true, LIMIT).read(bytes, 0, bytes.length - 2);
+      assertEquals(List.of("fail 1007"), heard.events);
+    }
+
+    @Test
+    void textEndingInsideACodePointFailsWith1007() {
+      assertEquals(List.of("fail 1007"), read(new ClientFrames().frame(WsFrames.TEXT, true, new byte[] {'a', (byte) 0xE2, (byte) 0x82})).events);
+    }
+
+    @Test
+    void textIsCheckedEvenWhenMessagesAreNotKept() {
+      assertEquals(List.of("fail 1007"), read(new ClientFrames().frame(WsFrames.TEXT, true, new byte[] {(byte) 0xC0, (byte) 0xAF}), false).events);
+      Heard heard = read(new ClientFrames().text("fine"), false);
+      assertEquals(List.of("text 4"), heard.events);
+      assertEquals(null, heard.messages.get(0), "only the size of a message not kept is heard");
+    }
+
+    @Test
+    void binaryMessagesAreNeverInspected() {
+      byte[] notText = {(byte) 0xC0, (byte) 0xAF, (byte) 0xFF};
+      assertArrayEquals(notText, read(new ClientFrames().frame(WsFrames.BINARY, true, notText)).messages.get(0));
+    }
+  }
+
+  @Nested
+  class SizeLimit {
+    @Test
+    void aMessageLargerThanTheLimitFailsWith1009AtItsHeader() {
+      Heard heard = new Heard();
+      InboundProtocol protocol = new InboundProtocol(heard, true, 100);
+      byte[] header = new ClientFrames().raw(0x82, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3, 4).bytes();
+      assertFalse(protocol.read(header, 0, header.length), "reading ends");
+      assertEquals(List.of("fail 1009"), heard.events);
+    }
+
+    @Test
+    void fragmentsCountTowardsTheLimitTogether() {
+      Heard heard = new Heard();
+      byte[] bytes = new ClientFrames().frame(WsFrames.BINARY, false, new byte[60]).frame(WsFrames.CONTINUATION, true, new byte[41]).bytes();
+      new InboundProtocol(heard, true, 100).read(bytes, 0, bytes.length);
+      assertEquals(List.of("fail 1009"), heard.events);
+    }
+  }
+}
