@@ -13,11 +13,17 @@ import java.time.Duration;
 final class AccessClient {
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final HttpClient http = HttpClient.newHttpClient();
+  private final HttpClient http;
   private final TestNode node;
 
   AccessClient(TestNode node) {
+    this(node, HttpClient.newHttpClient());
+  }
+
+  /** A client whose calls go through {@code http} (one that trusts a node's TLS certificate). */
+  AccessClient(TestNode node, HttpClient http) {
     this.node = node;
+    this.http = http;
   }
 
   /** A JSON answer. */

@@ -25,6 +25,8 @@ final class TestNode implements AutoCloseable {
   final int relayPort;
   final int managementPort = freePort();
   final int remotePort;
+  /** Whether the access and relay ports serve HTTPS and WSS. */
+  final boolean tls;
   final ActorSystem<Void> system;
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -32,6 +34,7 @@ final class TestNode implements AutoCloseable {
     this.remotePort = remotePort;
     this.accessPort = (int) overrides.getOrDefault("relay.port-access", freePort());
     this.relayPort = (int) overrides.getOrDefault("relay.port-relay", freePort());
+    this.tls = overrides.containsKey("relay.tls-cert");
     Map<String, Object> settings = new HashMap<>();
     settings.put("relay.secret", SECRET);
     settings.put("relay.audience", AUDIENCE);
@@ -157,7 +160,7 @@ final class TestNode implements AutoCloseable {
   }
 
   URI access(String pathAndQuery) {
-    return URI.create("http://127.0.0.1:" + accessPort + pathAndQuery);
+    return URI.create((tls ? "https" : "http") + "://127.0.0.1:" + accessPort + pathAndQuery);
   }
 
   URI relay(String pathAndQuery) {

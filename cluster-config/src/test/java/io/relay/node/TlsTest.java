@@ -3,19 +3,11 @@ package io.relay.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,28 +17,10 @@ class TlsTest {
 
   @Test
   void servesHttpsAndWssWithAPemCertificateAndKey() throws Exception {
-    Path cert = dir.resolve("cert.pem");
-    Path key = dir.resolve("key.pem");
-    Process openssl =
-        new ProcessBuilder(
-                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                "-keyout", key.toString(), "-out", cert.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("openssl.log").toFile())
-            .start();
-    assertTrue(openssl.waitFor(60, TimeUnit.SECONDS), "openssl did not finish");
-    assertEquals(0, openssl.exitValue(), "openssl failed (is it installed?): " + Files.readString(dir.resolve("openssl.log")));
-
+    TestCertificate certificate = TestCertificate.create(dir);
     int relayPort = TestNode.freePort();
-    try (TestNode node =
-        TestNode.start(
-            Map.of(
-                "relay.tls-cert", cert.toString(),
-                "relay.tls-key", key.toString(),
-                "relay.port-relay", relayPort,
-                "relay.url", "wss://127.0.0.1:" + relayPort))) {
-      HttpClient client = HttpClient.newBuilder().sslContext(trusting(cert)).build();
+    try (TestNode node = TestNode.start(certificate.nodeSettings(relayPort))) {
+      HttpClient client = HttpClient.newBuilder().sslContext(certificate.trustingContext()).build();
       String token = Tokens.session("lab/tls", "read", "write");
       HttpRequest post =
           HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + node.accessPort + "/session/lab/tls"))
@@ -62,18 +36,5 @@ class TlsTest {
         assertEquals("over tls", b.next().asText());
       }
     }
-  }
-
-  private static SSLContext trusting(Path cert) throws Exception {
-    KeyStore trust = KeyStore.getInstance("PKCS12");
-    trust.load(null, null);
-    try (InputStream in = Files.newInputStream(cert)) {
-      trust.setCertificateEntry("relay", CertificateFactory.getInstance("X.509").generateCertificate(in));
-    }
-    TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    factory.init(trust);
-    SSLContext context = SSLContext.getInstance("TLS");
-    context.init(null, factory.getTrustManagers(), null);
-    return context;
   }
 }

@@ -4,12 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Base64;
@@ -44,7 +38,7 @@ class WireProtocolTest {
 
   @Test
   void handshakeAnswersTheKeyAndTheNullSubprotocol() throws Exception {
-    try (RawClient raw = RawClient.connect(access.relayUri("wire/hello", Tokens.session("wire/hello", "read", "write")))) {
+    try (RawWebSocket raw = RawWebSocket.connect(access.relayUri("wire/hello", Tokens.session("wire/hello", "read", "write")))) {
       String expected =
           Base64.getEncoder()
               .encodeToString(
@@ -59,14 +53,14 @@ class WireProtocolTest {
 
   @Test
   void fragmentsSplitAcrossSegmentsWithAPingBetweenArriveAsOneMessage() throws Exception {
-    try (RawClient raw = RawClient.connect(access.relayUri("wire/frag", Tokens.session("wire/frag", "read", "write")));
+    try (RawWebSocket raw = RawWebSocket.connect(access.relayUri("wire/frag", Tokens.session("wire/frag", "read", "write")));
         Participant reader = Participant.connect(access.relayUri("wire/frag", Tokens.session("wire/frag", "read")))) {
       raw.sendByteByByte(0x01, false, "hello ".getBytes(StandardCharsets.UTF_8));
       raw.sendByteByByte(0x09, true, "are you there".getBytes(StandardCharsets.UTF_8));
       raw.sendByteByByte(0x00, false, "fragmented ".getBytes(StandardCharsets.UTF_8));
       raw.sendByteByByte(0x00, true, "world".getBytes(StandardCharsets.UTF_8));
 
-      RawClient.Frame pong = raw.next();
+      RawWebSocket.Frame pong = raw.next();
       assertEquals(0x0A, pong.opcode(), "a ping between fragments is answered with a pong");
       assertEquals("are you there", new String(pong.payload(), StandardCharsets.UTF_8), "the pong carries the ping's payload");
       Participant.Frame message = reader.next();
@@ -77,7 +71,7 @@ class WireProtocolTest {
 
   @Test
   void emptyAndLargeMessagesWithEveryLengthEncodingArriveWhole() throws Exception {
-    try (RawClient raw = RawClient.connect(access.relayUri("wire/large", Tokens.session("wire/large", "read", "write")));
+    try (RawWebSocket raw = RawWebSocket.connect(access.relayUri("wire/large", Tokens.session("wire/large", "read", "write")));
         Participant other = Participant.connect(access.relayUri("wire/large", Tokens.session("wire/large", "read", "write")))) {
       for (int size : new int[] {0, 125, 126, 65_535, 65_536, 200_000}) {
         byte[] payload = new byte[size];
@@ -87,7 +81,7 @@ class WireProtocolTest {
         assertArrayEquals(payload, received.data(), "a binary message of " + size + " bytes arrives unchanged");
 
         other.sendBinary(payload);
-        RawClient.Frame back = raw.next();
+        RawWebSocket.Frame back = raw.next();
         assertEquals(0x02, back.opcode());
         assertArrayEquals(payload, back.payload(), "the server frames " + size + " bytes with the right length encoding");
       }
@@ -96,10 +90,10 @@ class WireProtocolTest {
 
   @Test
   void anUnmaskedFrameIsAProtocolError() throws Exception {
-    try (RawClient raw = RawClient.connect(access.relayUri("wire/unmasked", Tokens.session("wire/unmasked", "read", "write")))) {
+    try (RawWebSocket raw = RawWebSocket.connect(access.relayUri("wire/unmasked", Tokens.session("wire/unmasked", "read", "write")))) {
       raw.out.write(new byte[] {(byte) 0x81, 0x02, 'h', 'i'});
       raw.out.flush();
-      RawClient.Frame close = raw.next();
+      RawWebSocket.Frame close = raw.next();
       assertEquals(0x08, close.opcode(), "the server closes the connection");
       assertEquals(1002, close.closeCode());
     }
@@ -107,120 +101,12 @@ class WireProtocolTest {
 
   @Test
   void aClientCloseIsEchoedAndTheConnectionEnds() throws Exception {
-    try (RawClient raw = RawClient.connect(access.relayUri("wire/close", Tokens.session("wire/close", "read", "write")))) {
+    try (RawWebSocket raw = RawWebSocket.connect(access.relayUri("wire/close", Tokens.session("wire/close", "read", "write")))) {
       raw.send(0x08, true, new byte[] {0x03, (byte) 0xE8});
-      RawClient.Frame close = raw.next();
+      RawWebSocket.Frame close = raw.next();
       assertEquals(0x08, close.opcode());
       assertEquals(1000, close.closeCode(), "the close code is echoed");
       assertEquals(-1, raw.in.read(), "the server then closes the TCP connection");
-    }
-  }
-
-  /** A WebSocket client written against RFC 6455 over a blocking socket. */
-  private static final class RawClient implements AutoCloseable {
-    record Frame(int opcode, byte[] payload) {
-      int closeCode() {
-        return ((payload[0] & 0xFF) << 8) | (payload[1] & 0xFF);
-      }
-    }
-
-    final Socket socket;
-    final DataInputStream in;
-    final OutputStream out;
-    final String key;
-    final String response;
-
-    private RawClient(Socket socket, String key, String response) throws IOException {
-      this.socket = socket;
-      this.in = new DataInputStream(socket.getInputStream());
-      this.out = socket.getOutputStream();
-      this.key = key;
-      this.response = response;
-    }
-
-    static RawClient connect(String wsUri) throws IOException {
-      URI uri = URI.create(wsUri);
-      Socket socket = new Socket(uri.getHost(), uri.getPort());
-      socket.setSoTimeout(10_000);
-      socket.setTcpNoDelay(true);
-      byte[] nonce = new byte[16];
-      ThreadLocalRandom.current().nextBytes(nonce);
-      String key = Base64.getEncoder().encodeToString(nonce);
-      String request =
-          "GET " + uri.getRawPath() + "?" + uri.getRawQuery() + " HTTP/1.1\r\n"
-              + "Host: " + uri.getHost() + ":" + uri.getPort() + "\r\n"
-              + "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-              + "Sec-WebSocket-Key: " + key + "\r\nSec-WebSocket-Version: 13\r\n"
-              + "Sec-WebSocket-Protocol: null\r\n\r\n";
-      socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
-      ByteArrayOutputStream head = new ByteArrayOutputStream();
-      while (!head.toString(StandardCharsets.US_ASCII).endsWith("\r\n\r\n")) {
-        int b = socket.getInputStream().read();
-        if (b < 0) {
-          throw new AssertionError("the server closed before answering the handshake: " + head);
-        }
-        head.write(b);
-      }
-      return new RawClient(socket, key, head.toString(StandardCharsets.US_ASCII));
-    }
-
-    /** One masked frame. */
-    byte[] frame(int opcode, boolean fin, byte[] payload) {
-      ByteArrayOutputStream frame = new ByteArrayOutputStream();
-      frame.write((fin ? 0x80 : 0) | opcode);
-      int length = payload.length;
-      if (length < 126) {
-        frame.write(0x80 | length);
-      } else if (length < 65_536) {
-        frame.write(0x80 | 126);
-        frame.write(length >> 8);
-        frame.write(length);
-      } else {
-        frame.write(0x80 | 127);
-        for (int i = 7; i >= 0; i--) {
-          frame.write((int) ((long) length >> (8 * i)));
-        }
-      }
-      byte[] mask = new byte[4];
-      ThreadLocalRandom.current().nextBytes(mask);
-      frame.writeBytes(mask);
-      for (int i = 0; i < length; i++) {
-        frame.write(payload[i] ^ mask[i & 3]);
-      }
-      return frame.toByteArray();
-    }
-
-    void send(int opcode, boolean fin, byte[] payload) throws IOException {
-      out.write(frame(opcode, fin, payload));
-      out.flush();
-    }
-
-    /** Writes a frame one byte per TCP segment (no delay is set): every header is split. */
-    void sendByteByByte(int opcode, boolean fin, byte[] payload) throws IOException {
-      for (byte b : frame(opcode, fin, payload)) {
-        out.write(b);
-        out.flush();
-      }
-    }
-
-    Frame next() throws IOException {
-      int first = in.readUnsignedByte();
-      int second = in.readUnsignedByte();
-      assertEquals(0, second & 0x80, "server frames are never masked");
-      long length = second & 0x7F;
-      if (length == 126) {
-        length = in.readUnsignedShort();
-      } else if (length == 127) {
-        length = in.readLong();
-      }
-      byte[] payload = new byte[(int) length];
-      in.readFully(payload);
-      return new Frame(first & 0x0F, payload);
-    }
-
-    @Override
-    public void close() throws IOException {
-      socket.close();
     }
   }
 }

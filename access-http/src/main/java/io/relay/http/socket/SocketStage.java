@@ -177,11 +177,14 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
 
     @Override
     public void onPull() {
+      if (awaitingAnswer) {
+        return;
+      }
       if (held != null) {
         ByteString bytes = held;
         held = null;
         deliver(bytes);
-      } else if (!awaitingAnswer) {
+      } else {
         read();
       }
     }

@@ -1,0 +1,57 @@
+package io.relay.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+
+/** A self-signed certificate for 127.0.0.1 made by openssl, and a TLS context that trusts it. */
+record TestCertificate(Path cert, Path key) {
+  static TestCertificate create(Path dir) throws IOException, InterruptedException {
+    Path cert = dir.resolve("cert.pem");
+    Path key = dir.resolve("key.pem");
+    Process openssl =
+        new ProcessBuilder(
+                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                "-keyout", key.toString(), "-out", cert.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("openssl.log").toFile())
+            .start();
+    assertTrue(openssl.waitFor(60, TimeUnit.SECONDS), "openssl did not finish");
+    assertEquals(0, openssl.exitValue(), "openssl failed (is it installed?): " + Files.readString(dir.resolve("openssl.log")));
+    return new TestCertificate(cert, key);
+  }
+
+  /** Settings for a node that serves HTTPS and WSS with this certificate on {@code relayPort}. */
+  Map<String, Object> nodeSettings(int relayPort) {
+    return Map.of(
+        "relay.tls-cert", cert.toString(),
+        "relay.tls-key", key.toString(),
+        "relay.port-relay", relayPort,
+        "relay.url", "wss://127.0.0.1:" + relayPort);
+  }
+
+  SSLContext trustingContext() throws IOException, GeneralSecurityException {
+    KeyStore trust = KeyStore.getInstance("PKCS12");
+    trust.load(null, null);
+    try (InputStream in = Files.newInputStream(cert)) {
+      trust.setCertificateEntry("relay", CertificateFactory.getInstance("X.509").generateCertificate(in));
+    }
+    TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    factory.init(trust);
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(null, factory.getTrustManagers(), null);
+    return context;
+  }
+}
