@@ -298,5 +298,6 @@ class ClusterTest {
     for (String field : List.of("topic", "node", "can_read", "can_write", "connected_at", "expires_at", "remote_addr", "user_agent", "scopes", "stats")) {
       assertTrue(report.has(field), "a report has " + field + ": " + report);
     }
+    assertEquals("127.0.0.1", report.get("remote_addr").asText(), "the peer's address, from the socket (no X-Forwarded-For)");
   }
 }

@@ -3,11 +3,13 @@ package io.relay.jmh;
 import io.relay.metrics.RelayMetrics;
 import io.relay.topic.Connection;
 import io.relay.topic.Room;
+import io.relay.ws.CloseFrame;
+import io.relay.ws.InboundProtocol;
 import io.relay.ws.OutboundQueue;
 import io.relay.ws.Unmasker;
+import io.relay.ws.Utf8Validator;
 import io.relay.ws.WsFrames;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -26,11 +28,15 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * The relay's per-frame work for one client message, without the sockets: copy the payload out
- * of the socket read into the message's array (with the bytes in front of it, where the server's
- * header goes) and unmask it there (the one copy), frame it in place as one shared frame, offer it to every reader's outbound queue through the topic's {@link
- * Room}, count it as the connection stage does, and drain each reader's queue as its stage would. Run with {@code -prof gc} for the allocation per frame (see
- * docs/benchmarks.md).
+ * The relay's per-frame work for one client message, without the sockets: the protocol core
+ * ({@link InboundProtocol}) reads the masked frame from the socket read, copies the payload out
+ * into the message's array (with the bytes in front of it, where the server's header goes),
+ * unmasks it there (the one copy) and, for text, checks its UTF-8; the message is framed in
+ * place as one shared frame, offered to every reader's outbound queue through the topic's {@link
+ * Room}, counted as the connection stage does, and drained from each reader's queue as its stage
+ * would. {@code kind} compares a binary message with ASCII text and with text of two-byte
+ * characters: the difference is the UTF-8 check. Run with {@code -prof gc} for the allocation per
+ * frame (see docs/benchmarks.md).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -45,18 +51,26 @@ public class FanOutBenchmark {
   @Param({"100", "20480"})
   int size;
 
+  /** binary, ascii (text of one-byte characters) or greek (text of two-byte characters). */
+  @Param({"binary", "ascii", "greek"})
+  String kind;
+
   private final RelayMetrics metrics = new RelayMetrics();
   private Room room;
   private Connection writer;
   private Connection[] readerConnections;
-  /** The socket read: a client frame's header (as long as a 64-bit length's), then the payload. */
-  private static final int CLIENT_HEADER = 14;
+  private InboundProtocol protocol;
+  private Blackhole blackhole;
 
-  private byte[] masked;
+  /** The socket read: one whole masked client frame. */
+  private byte[] read;
+  /** The payload, unmasked. */
+  private byte[] payload;
   private int mask;
 
   @Setup(Level.Trial)
-  public void setUp() {
+  public void setUp(Blackhole blackhole) {
+    this.blackhole = blackhole;
     room = new Room(metrics, null);
     writer = connection(0, List.of("write"));
     readerConnections = new Connection[readers];
@@ -65,10 +79,57 @@ public class FanOutBenchmark {
       readerConnections[i].outbound().attach(() -> { });
     }
     room.setReaders(readerConnections);
-    byte[] bytes = new byte[CLIENT_HEADER + size];
-    ThreadLocalRandom.current().nextBytes(bytes);
-    masked = bytes;
+    payload = payload(kind, size);
     mask = ThreadLocalRandom.current().nextInt();
+    read = clientFrame(kind.equals("binary") ? WsFrames.BINARY : WsFrames.TEXT, payload, mask);
+    protocol = new InboundProtocol(new Listener(), true, 1 << 20);
+  }
+
+  private static byte[] payload(String kind, int size) {
+    byte[] bytes = new byte[size];
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    switch (kind) {
+      case "binary" -> random.nextBytes(bytes);
+      case "ascii" -> {
+        for (int i = 0; i < size; i++) {
+          bytes[i] = (byte) (' ' + random.nextInt(95));
+        }
+      }
+      case "greek" -> {
+        for (int i = 0; i + 1 < size; i += 2) {
+          int c = 0x3B1 + random.nextInt(24);
+          bytes[i] = (byte) (0xC0 | (c >> 6));
+          bytes[i + 1] = (byte) (0x80 | (c & 0x3F));
+        }
+        if (size % 2 == 1) {
+          bytes[size - 1] = 'x';
+        }
+      }
+      default -> throw new IllegalArgumentException("unknown kind " + kind);
+    }
+    return bytes;
+  }
+
+  /** A client frame as it arrives: header, masking key, masked payload. */
+  private static byte[] clientFrame(byte opcode, byte[] payload, int mask) {
+    int size = payload.length;
+    int lengthBytes = size < 126 ? 0 : 2;
+    byte[] frame = new byte[2 + lengthBytes + 4 + size];
+    frame[0] = (byte) (0x80 | opcode);
+    if (size < 126) {
+      frame[1] = (byte) (0x80 | size);
+    } else {
+      frame[1] = (byte) (0x80 | 126);
+      frame[2] = (byte) (size >> 8);
+      frame[3] = (byte) size;
+    }
+    int at = 2 + lengthBytes;
+    for (int i = 0; i < 4; i++) {
+      frame[at + i] = (byte) (mask >> (24 - 8 * i));
+    }
+    System.arraycopy(payload, 0, frame, at + 4, size);
+    Unmasker.unmask(frame, at + 4, size, mask, 0);
+    return frame;
   }
 
   private static Connection connection(long id, List<String> scopes) {
@@ -77,22 +138,41 @@ public class FanOutBenchmark {
     return new Connection(id, grant, new OutboundQueue(256, 16 << 20));
   }
 
+  /** What the connection stage does with a message: count it, frame it, fan it out. */
+  private final class Listener implements InboundProtocol.Listener {
+    @Override
+    public void onMessage(byte opcode, byte[] bytes, int start, int size) {
+      metrics.framesIn.inc();
+      metrics.bytesIn.inc(size);
+      room.fanOut(writer, WsFrames.frame(opcode, bytes, start, size));
+      for (Connection reader : readerConnections) {
+        WsFrames.Frame out = reader.outbound().poll();
+        metrics.framesOut.inc();
+        metrics.bytesOut.inc(out.payloadLength());
+        blackhole.consume(out);
+      }
+    }
+
+    @Override
+    public void onPing(byte[] payload) {
+      throw new IllegalStateException("no pings in this benchmark");
+    }
+
+    @Override
+    public void onClose(CloseFrame close) {
+      throw new IllegalStateException("no close in this benchmark");
+    }
+
+    @Override
+    public void onViolation(int closeCode, String reason) {
+      throw new IllegalStateException("the benchmark's frame broke a rule: " + reason);
+    }
+  }
+
   /** One message in, {@code readers} frames out. */
   @Benchmark
-  public void relayOneMessage(Blackhole bh) {
-    int headerBytes = WsFrames.headerBytes(size);
-    byte[] message = Arrays.copyOfRange(masked, CLIENT_HEADER - headerBytes, CLIENT_HEADER + size);
-    Unmasker.unmask(message, headerBytes, size, mask, 0);
-    metrics.framesIn.inc();
-    metrics.bytesIn.inc(size);
-    WsFrames.Frame frame = WsFrames.frame(WsFrames.BINARY, message, headerBytes, size);
-    room.fanOut(writer, frame);
-    for (Connection reader : readerConnections) {
-      WsFrames.Frame out = reader.outbound().poll();
-      metrics.framesOut.inc();
-      metrics.bytesOut.inc(out.payloadLength());
-      bh.consume(out);
-    }
+  public void relayOneMessage() {
+    protocol.read(read, 0, read.length);
   }
 
   /** The per-frame metrics alone: the four counter increments of one message to one reader. */
@@ -107,7 +187,13 @@ public class FanOutBenchmark {
   /** The unmasking alone, eight bytes at a time, in place. */
   @Benchmark
   public byte[] unmaskOnly() {
-    Unmasker.unmask(masked, CLIENT_HEADER, size, mask, 0);
-    return masked;
+    Unmasker.unmask(read, read.length - size, size, mask, 0);
+    return read;
+  }
+
+  /** The UTF-8 check alone, of the unmasked payload. */
+  @Benchmark
+  public boolean utf8Only() {
+    return Utf8Validator.isValid(payload, 0, size);
   }
 }
