@@ -21,6 +21,8 @@ import java.time.Duration;
  * @param drainSpread how long a draining node takes to close all its connections with 1001
  * @param statusTimeout how long a cluster-wide status waits for each node's reports
  * @param statsEvery how often participants of the stats topic receive the cluster's reports
+ * @param memoryBudget the bytes of queued frames and partly received messages the node holds at
+ *     most before it sheds the connections holding the most
  */
 public record RelaySettings(
     int bufferSize,
@@ -36,7 +38,8 @@ public record RelaySettings(
     Claims claims,
     Duration drainSpread,
     Duration statusTimeout,
-    Duration statsEvery) {
+    Duration statsEvery,
+    long memoryBudget) {
 
   /**
    * Claim timings.
@@ -78,6 +81,29 @@ public record RelaySettings(
             r.duration("relay.claims.flap-window")),
         r.duration("relay.drain-spread"),
         r.duration("relay.status-timeout"),
-        r.duration("relay.stats-every"));
+        r.duration("relay.stats-every"),
+        memoryBudget(r, Runtime.getRuntime().maxMemory()));
+  }
+
+  /** {@code relay.memory-budget}: a byte size, or a percentage of the heap's maximum size. */
+  static long memoryBudget(SettingsReader r, long maxHeap) {
+    String value = r.string("relay.memory-budget").trim();
+    if (value.endsWith("%")) {
+      double percent;
+      try {
+        percent = Double.parseDouble(value.substring(0, value.length() - 1).trim());
+      } catch (NumberFormatException e) {
+        throw SettingsReader.invalid("relay.memory-budget", "expected a percentage of the heap such as 50% or a size such as 256MiB");
+      }
+      if (percent <= 0 || percent > 90) {
+        throw SettingsReader.invalid("relay.memory-budget", "a percentage of the heap must be above 0% and at most 90%");
+      }
+      return (long) (maxHeap * percent / 100);
+    }
+    long bytes = r.bytes("relay.memory-budget");
+    if (bytes <= 0) {
+      throw SettingsReader.invalid("relay.memory-budget", "must be positive");
+    }
+    return bytes;
   }
 }

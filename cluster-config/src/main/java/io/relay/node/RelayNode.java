@@ -15,6 +15,7 @@ import io.relay.http.HttpServer;
 import io.relay.http.HttpSettings;
 import io.relay.http.TlsContext;
 import io.relay.metrics.RelayMetrics;
+import io.relay.ws.MemoryBudget;
 import io.relay.status.ClusterStatus;
 import io.relay.topic.Cancel;
 import io.relay.topic.ClaimAnnouncement;
@@ -171,6 +172,9 @@ public final class RelayNode {
   private static RelayServices spawnServices(
       ActorContext<Void> context, RelaySettings relay, NodeState state, String node) {
     RelayMetrics metrics = state.metrics();
+    MemoryBudget budget = new MemoryBudget(relay.memoryBudget(), (holder, held) -> metrics.connectionsShed.inc());
+    metrics.gauge("relay_memory_budget_bytes", "What the node holds at most of queued frames and partly received messages", budget::limit);
+    metrics.gauge("relay_memory_held_bytes", "Queued frames and partly received messages the node holds now", budget::used);
     ConnectionDirectory directory = new ConnectionDirectory();
     ActorRef<Topic.Command<ClaimAnnouncement>> claims =
         context.spawn(Topic.create(ClaimAnnouncement.class, "relay-claims"), "claims-channel");
@@ -181,7 +185,7 @@ public final class RelayNode {
     ActorRef<TopicRegistry.Command> registry =
         context.spawn(
             TopicRegistry.create(
-                new TopicActor.Context(relay, metrics, directory, node, clusterStatus),
+                new TopicActor.Context(relay, metrics, budget, directory, node, clusterStatus),
                 new TopicRegistry.Channels(claims, cancels),
                 System::currentTimeMillis),
             "topics");

@@ -39,6 +39,8 @@ public final class RelayMetrics {
       counter("relay_evictions", "Topics this node gave up to a newer claim (connections closed with 4001)");
   public final Counter flapping =
       counter("relay_flapping", "Evictions of a topic evicted shortly before: a lasting ring disagreement");
+  public final Counter connectionsShed =
+      counter("relay_connections_shed", "Connections shed (closed with 1013) to keep the node within its memory budget");
   public final Counter holdDownRefusals =
       counter("relay_holddown_refusals", "Connections refused with 503 while their topic was held down");
 
@@ -48,7 +50,7 @@ public final class RelayMetrics {
         new String[] {"missing", "unknown", "used", "expired", "wrong_topic", "token_expired", "denied", "unavailable"}) {
       codesRefused.initLabelValues(reason);
     }
-    for (String code : new String[] {"client", "1001", "1002", "1009", "4000", "4001", "4003"}) {
+    for (String code : new String[] {"client", "1001", "1002", "1007", "1009", "1013", "4000", "4001", "4003"}) {
       connectionsClosed.initLabelValues(code);
     }
   }

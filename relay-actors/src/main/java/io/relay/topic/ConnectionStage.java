@@ -4,7 +4,9 @@ import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
 import io.relay.ws.CloseFrame;
 import io.relay.ws.CloseHandshake;
+import io.relay.ws.CloseCodes;
 import io.relay.ws.InboundProtocol;
+import io.relay.ws.MemoryBudget;
 import io.relay.ws.WsFrames;
 import io.relay.ws.WsFrames.Frame;
 import java.util.ArrayDeque;
@@ -25,7 +27,8 @@ import org.apache.pekko.util.ByteString;
  * topic. The client's bytes go to its {@link InboundProtocol}, each message it assembles to the
  * topic's {@link Room}; pongs, the connection's outbound queue, pings and close frames go back,
  * each data frame as the bytes rendered once for all readers; the {@link CloseHandshake} decides
- * when the connection ends.
+ * when the connection ends. The connection counts what it holds in the node's {@link
+ * MemoryBudget}, and lets go of it when the budget sheds it.
  *
  * <p>Keeping it to one stage keeps the per-connection graph, and so the memory per idle
  * connection, small; messages are never re-materialised as sub-streams.
@@ -35,6 +38,9 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   private static final String PING_TIMER = "ping";
   private static final String CLOSE_TIMER = "close";
   private static final String FLUSH_TIMER = "flush";
+  private static final String SHED_REASON = "shed to keep the node within its memory budget";
+  /** How the stage ends a connection that stopped taking what it is sent: the socket resets. */
+  private static final CutOff CUT_OFF = new CutOff();
   /**
    * Pongs that may wait to be sent; past them the newest ping's pong replaces the last one
    * waiting (RFC 6455 section 5.5.3 allows answering only the most recent ping).
@@ -47,11 +53,20 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   private final Connection connection;
   private final RelaySettings settings;
   private final RelayMetrics metrics;
+  private final MemoryBudget budget;
 
-  ConnectionStage(Connection connection, RelaySettings settings, RelayMetrics metrics) {
+  ConnectionStage(Connection connection, RelaySettings settings, RelayMetrics metrics, MemoryBudget budget) {
     this.connection = connection;
     this.settings = settings;
     this.metrics = metrics;
+    this.budget = budget;
+  }
+
+  /** The failure that resets a connection cut off by the server; it carries no stack trace. */
+  static final class CutOff extends RuntimeException {
+    CutOff() {
+      super("connection cut off by the server", null, false, false);
+    }
   }
 
   @Override
@@ -65,9 +80,9 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   }
 
   private final class Logic extends TimerGraphStageLogic
-      implements InHandler, OutHandler, InboundProtocol.Listener {
+      implements InHandler, OutHandler, InboundProtocol.Listener, MemoryBudget.Holder {
     private final boolean canWrite = connection.grant().canWrite();
-    private final InboundProtocol inbound = new InboundProtocol(this, canWrite, settings.maxMessageBytes());
+    private final InboundProtocol inbound = new InboundProtocol(this, canWrite, settings.maxMessageBytes(), budget);
     private final CloseHandshake handshake = new CloseHandshake();
     /** Control frames to send before anything else: pongs, then perhaps the answer to a close. */
     private final ArrayDeque<Frame> controls = new ArrayDeque<>();
@@ -78,6 +93,10 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     private boolean flushTimerStarted;
     private String endReason = "disconnected";
     private long lastOutNanos = System.nanoTime();
+    /** The last data frame handed to the socket: held until the socket asks for the next. */
+    private Frame inFlight;
+    private volatile long inFlightBytes;
+    private AsyncCallback<Object> shedCallback;
 
     Logic() {
       super(shape);
@@ -87,6 +106,8 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     @Override
     public void preStart() {
       AsyncCallback<Object> wake = createAsyncCallback(ignored -> onWake());
+      shedCallback = createAsyncCallback(ignored -> onShed());
+      budget.register(this);
       connection.attached();
       connection.outbound().attach(() -> wake.invoke(Boolean.TRUE));
       scheduleWithFixedDelay(PING_TIMER, settings.pingInterval(), settings.pingInterval());
@@ -95,6 +116,10 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
 
     @Override
     public void postStop() {
+      budget.unregister(this);
+      releaseInFlight();
+      connection.outbound().dispose();
+      inbound.release();
       int code = connection.closeCode();
       String reason = code != 0 ? "closed by server with " + code : endReason;
       TopicActor.Command left = new TopicActor.Left(connection.id(), reason);
@@ -192,6 +217,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
 
     @Override
     public void onPull() {
+      releaseInFlight();
       Frame control = controls.pollFirst();
       if (control != null) {
         pushOut(control);
@@ -221,6 +247,8 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
           scheduleOnce(CLOSE_TIMER, settings.closeTimeout());
         }
       } else {
+        inFlight = next;
+        inFlightBytes = next.payloadLength();
         int size = next.payloadLength();
         connection.stats().sent(size, lastOutNanos);
         metrics.framesOut.inc();
@@ -248,6 +276,49 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       completeStage();
     }
 
+    private void releaseInFlight() {
+      if (inFlight != null) {
+        inFlight.release();
+        inFlight = null;
+        inFlightBytes = 0;
+      }
+    }
+
+    // ---- the memory budget
+
+    @Override
+    public long held() {
+      return connection.outbound().queuedBytes() + inFlightBytes + inbound.reservedBytes();
+    }
+
+    @Override
+    public void shed() {
+      // what is queued goes at once, from the shedding thread; the rest on the stage's own
+      metrics.framesDropped.inc(connection.outbound().dropQueued());
+      shedCallback.invoke(Boolean.TRUE);
+    }
+
+    /**
+     * Closes with 1013 at once, like a failure: the close goes out next and the connection ends
+     * once it is written. A connection whose socket has not yet taken the last frame could not
+     * take the close either: it is cut off at once, which frees what its socket holds too.
+     */
+    private void onShed() {
+      endReason = SHED_REASON;
+      inbound.discardMessages();
+      connection.close(CloseCodes.TRY_AGAIN_LATER, "node memory budget");
+      if (inFlight != null || !handshake.onFailure()) {
+        cutOff();
+      } else {
+        onWake();
+      }
+    }
+
+    /** Resets the connection: the socket drops what it has not written yet. */
+    private void cutOff() {
+      failStage(CUT_OFF);
+    }
+
     private void pushOut(Frame frame) {
       push(out, frame.wire());
       lastOutNanos = System.nanoTime();
@@ -266,7 +337,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     @Override
     public void onTimer(Object key) {
       if (CLOSE_TIMER.equals(key)) {
-        completeStage();
+        cutOff();
       } else if (FLUSH_TIMER.equals(key)) {
         if (!closeSent) {
           // the reader did not take what was queued in time: drop it and close now
@@ -274,7 +345,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
           if (isAvailable(out)) {
             onPull();
           } else {
-            completeStage();
+            cutOff();
           }
         }
       } else if (PING_TIMER.equals(key)) {

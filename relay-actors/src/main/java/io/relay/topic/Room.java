@@ -2,6 +2,7 @@ package io.relay.topic;
 
 import io.relay.metrics.RelayMetrics;
 import io.relay.status.StatsFrames;
+import io.relay.ws.MemoryBudget;
 import io.relay.ws.WsFrames.Frame;
 
 /**
@@ -18,6 +19,7 @@ public final class Room {
   private static final Connection[] NONE = new Connection[0];
 
   private final RelayMetrics metrics;
+  private final MemoryBudget budget;
   private final Runnable onUpdateRequest;
   private volatile Connection[] readers = NONE;
 
@@ -25,8 +27,9 @@ public final class Room {
    * @param onUpdateRequest for the stats topic: run on {@code {"cmd":"update"}}, and messages are
    *     not relayed; null for every other topic
    */
-  public Room(RelayMetrics metrics, Runnable onUpdateRequest) {
+  public Room(RelayMetrics metrics, MemoryBudget budget, Runnable onUpdateRequest) {
     this.metrics = metrics;
+    this.budget = budget;
     this.onUpdateRequest = onUpdateRequest;
   }
 
@@ -38,7 +41,7 @@ public final class Room {
     this.readers = readers;
   }
 
-  /** Offers one message to every reader except its sender. */
+  /** Offers one message to every reader except its sender, counted once in the memory budget. */
   public void fanOut(Connection sender, Frame frame) {
     if (onUpdateRequest != null) {
       if (StatsFrames.isUpdateRequest(frame.payload())) {
@@ -46,6 +49,12 @@ public final class Room {
       }
       return;
     }
+    Connection[] readers = this.readers;
+    boolean senderReads = false;
+    for (Connection reader : readers) {
+      senderReads |= reader == sender;
+    }
+    frame.share(budget, readers.length - (senderReads ? 1 : 0));
     long dropped = 0;
     for (Connection reader : readers) {
       if (reader != sender) {

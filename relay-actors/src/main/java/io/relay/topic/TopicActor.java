@@ -2,6 +2,7 @@ package io.relay.topic;
 
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
+import io.relay.ws.MemoryBudget;
 import io.relay.status.ClusterStatus;
 import io.relay.status.StatsFrames;
 import io.relay.ws.CloseCodes;
@@ -86,6 +87,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
   public record Context(
       RelaySettings settings,
       RelayMetrics metrics,
+      MemoryBudget budget,
       ConnectionDirectory directory,
       String node,
       ActorRef<ClusterStatus.Gather> clusterStatus) {}
@@ -111,7 +113,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     this.registry = registry;
     this.shared = shared;
     boolean stats = StatsFrames.STATS_TOPIC.equals(topic);
-    this.room = new Room(shared.metrics(), stats ? () -> context.getSelf().tell(PublishStats.INSTANCE) : null);
+    this.room = new Room(shared.metrics(), shared.budget(), stats ? () -> context.getSelf().tell(PublishStats.INSTANCE) : null);
     if (stats) {
       timers.startTimerWithFixedDelay(PublishStats.INSTANCE, shared.settings().statsEvery());
     }
@@ -148,7 +150,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     timers.startSingleTimer(
         new AttachDeadline(connection.id()), shared.settings().attachTimeout());
     join.replyTo()
-        .tell(new Joined(new ConnectionStage(connection, shared.settings(), shared.metrics())));
+        .tell(new Joined(new ConnectionStage(connection, shared.settings(), shared.metrics(), shared.budget())));
     return this;
   }
 
@@ -186,6 +188,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
 
   private void forget(Connection connection) {
     publishReaders();
+    connection.outbound().dispose();
     shared.directory().remove(connection);
     timers.cancel(new Expire(connection.id()));
     timers.cancel(new AttachDeadline(connection.id()));

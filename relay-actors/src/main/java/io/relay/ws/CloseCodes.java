@@ -12,8 +12,8 @@ public final class CloseCodes {
   public static final int INVALID_PAYLOAD = 1007;
   /** A message was larger than relay.max-message-bytes. */
   public static final int TOO_BIG = 1009;
-  /** The server failed unexpectedly. */
-  public static final int INTERNAL_ERROR = 1011;
+  /** The node shed the connection to stay within its memory budget: reconnect with backoff. */
+  public static final int TRY_AGAIN_LATER = 1013;
   /** The token behind the code expired. */
   public static final int TOKEN_EXPIRED = 4000;
   /** The topic moved to another node: reconnect at once with a new code. */

@@ -24,7 +24,9 @@ import java.util.Arrays;
  *
  * <p>Each message's payload is unmasked into an array of its own, with {@link #HEADROOM} bytes
  * free in front, where the server's frame header goes when the message is relayed as one piece.
- * Breaking a rule or a close from the client ends the reading: bytes after that are not read.
+ * The array of a message that arrives over several reads is counted in the node's {@link
+ * MemoryBudget} until the message is handed on or dropped. Breaking a rule or a close from the
+ * client ends the reading: bytes after that are not read.
  */
 public final class InboundProtocol implements FrameReader.Handler {
   /** Room left in front of a message's payload for the server's frame header. */
@@ -58,6 +60,7 @@ public final class InboundProtocol implements FrameReader.Handler {
   private final FrameReader reader = new FrameReader();
   private final Listener listener;
   private final long maxMessageBytes;
+  private final MemoryBudget budget;
   private final Utf8Validator utf8 = new Utf8Validator();
   /** Whether messages are assembled and handed on, or only checked and counted. */
   private boolean keepMessages;
@@ -74,6 +77,8 @@ public final class InboundProtocol implements FrameReader.Handler {
   private byte[] message = NO_BYTES;
   private int messageStart = HEADROOM;
   private long messageSize;
+  /** The bytes of {@code message} counted in the budget. */
+  private volatile long reserved;
   /** Where a text message's bytes are unmasked to be checked when messages are not kept. */
   private byte[] scratch;
 
@@ -82,10 +87,11 @@ public final class InboundProtocol implements FrameReader.Handler {
    *     messages are not relayed); text is checked all the same
    * @param maxMessageBytes the largest message accepted
    */
-  public InboundProtocol(Listener listener, boolean keepMessages, long maxMessageBytes) {
+  public InboundProtocol(Listener listener, boolean keepMessages, long maxMessageBytes, MemoryBudget budget) {
     this.listener = listener;
     this.keepMessages = keepMessages;
     this.maxMessageBytes = maxMessageBytes;
+    this.budget = budget;
   }
 
   /**
@@ -111,7 +117,25 @@ public final class InboundProtocol implements FrameReader.Handler {
    */
   public void discardMessages() {
     keepMessages = false;
+    dropMessage();
+  }
+
+  /** The bytes of a message being received that count in the memory budget (any thread). */
+  public long reservedBytes() {
+    return reserved;
+  }
+
+  /** Lets go of the message being received (the connection ended). */
+  public void release() {
+    dropMessage();
+  }
+
+  private void dropMessage() {
     message = NO_BYTES;
+    if (reserved > 0) {
+      budget.release(reserved);
+      reserved = 0;
+    }
   }
 
   @Override
@@ -202,7 +226,7 @@ public final class InboundProtocol implements FrameReader.Handler {
       int size = (int) messageSize;
       int payloadStart = messageStart;
       messageOpcode = NO_MESSAGE;
-      message = NO_BYTES;
+      dropMessage();
       messageStart = HEADROOM;
       messageSize = 0;
       listener.onMessage(opcode, bytesOut, payloadStart, size);
@@ -238,6 +262,8 @@ public final class InboundProtocol implements FrameReader.Handler {
     if (messageStart + size > message.length) {
       int capacity = Math.max(HEADROOM + size, message == NO_BYTES ? 0 : 2 * message.length);
       message = Arrays.copyOf(message, (int) Math.min(capacity, HEADROOM + maxMessageBytes));
+      budget.charge(message.length - reserved);
+      reserved = message.length;
     }
   }
 
@@ -270,7 +296,7 @@ public final class InboundProtocol implements FrameReader.Handler {
           violation(CloseCodes.PROTOCOL_ERROR, "invalid close frame");
         } else {
           ended = true;
-          message = NO_BYTES;
+          dropMessage();
           listener.onClose(close);
         }
       }
@@ -280,7 +306,7 @@ public final class InboundProtocol implements FrameReader.Handler {
 
   private boolean violation(int closeCode, String reason) {
     ended = true;
-    message = NO_BYTES;
+    dropMessage();
     listener.onViolation(closeCode, reason);
     return false;
   }

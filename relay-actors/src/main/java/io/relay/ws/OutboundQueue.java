@@ -13,6 +13,9 @@ import java.util.ArrayDeque;
  * go first; either way nothing is queued after it. The drain side registers a wake-up that is run
  * once when a frame arrives at an empty queue it is waiting on, so a busy connection costs no
  * cross-thread signal per frame; a close request always wakes it.
+ *
+ * <p>The queue holds each frame for the node's {@link MemoryBudget}: a frame it drops, discards
+ * or refuses is released at once; one it hands to {@link #poll} is the caller's to release.
  */
 public final class OutboundQueue {
   private final int maxMessages;
@@ -41,12 +44,15 @@ public final class OutboundQueue {
     int droppedNow = 0;
     synchronized (this) {
       if (closeFrame != null || closed) {
+        frame.release();
         return 0;
       }
       frames.addLast(frame);
       bytes += frame.payloadLength();
       while (frames.size() > 1 && (frames.size() > maxMessages || bytes > maxBytes)) {
-        bytes -= frames.removeFirst().payloadLength();
+        Frame oldest = frames.removeFirst();
+        bytes -= oldest.payloadLength();
+        oldest.release();
         droppedNow++;
       }
       dropped += droppedNow;
@@ -72,8 +78,7 @@ public final class OutboundQueue {
       closeFrame = frame;
       flushFirst = flush;
       if (!flush) {
-        frames.clear();
-        bytes = 0;
+        clear();
       }
       waiting = false;
       toWake = wakeup;
@@ -85,22 +90,54 @@ public final class OutboundQueue {
 
   /** Gives up flushing a graceful close: what is still queued is dropped, the close goes next. */
   public synchronized void discardPending() {
-    frames.clear();
-    bytes = 0;
+    clear();
     flushFirst = false;
   }
 
   /**
+   * Drops what is queued, counted as dropped: a reader shed to keep the node within its memory
+   * budget loses its oldest frames first.
+   *
+   * @return how many frames were dropped
+   */
+  public synchronized int dropQueued() {
+    int count = frames.size();
+    dropped += count;
+    clear();
+    return count;
+  }
+
+  /** The connection ended: what is queued is released, and later offers are refused. */
+  public synchronized void dispose() {
+    closed = true;
+    closeFrame = null;
+    clear();
+  }
+
+  /** Bytes of the frames waiting to be sent. */
+  public synchronized long queuedBytes() {
+    return bytes;
+  }
+
+  private void clear() {
+    for (Frame frame : frames) {
+      frame.release();
+    }
+    frames.clear();
+    bytes = 0;
+  }
+
+  /**
    * The next frame to send (a requested close first), or null; when null, the wake-up registered
-   * with {@link #attach} runs once the next frame or close arrives.
+   * with {@link #attach} runs once the next frame or close arrives. The caller releases the frame
+   * once it no longer holds it.
    */
   public synchronized Frame poll() {
     if (closeFrame != null && (!flushFirst || frames.isEmpty())) {
       Frame close = closeFrame;
       closeFrame = null;
       closed = true;
-      frames.clear();
-      bytes = 0;
+      clear();
       return close;
     }
     Frame next = frames.pollFirst();

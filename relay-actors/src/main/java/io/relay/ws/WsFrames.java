@@ -1,6 +1,7 @@
 package io.relay.ws;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -73,16 +74,71 @@ public final class WsFrames {
   }
 
   /**
-   * One server frame.
+   * One server frame, shared by every reader it is queued for.
    *
-   * @param opcode its opcode
-   * @param payloadLength the length of its payload
-   * @param wire the frame as it goes on the wire: header and payload
-   * @param payload the payload alone (the same bytes as the end of {@code wire})
+   * <p>A relayed message's frame is counted once in the node's {@link MemoryBudget} while any
+   * reader holds it: {@link #share} when it is offered to its readers, {@link #release} by each
+   * holder when it lets go (dropped, discarded, or written). Control frames are never counted.
    */
-  public record Frame(byte opcode, int payloadLength, ByteString wire, ByteString payload) {
+  public static final class Frame {
+    private static final AtomicIntegerFieldUpdater<Frame> HOLDERS =
+        AtomicIntegerFieldUpdater.newUpdater(Frame.class, "holders");
+
+    private final byte opcode;
+    private final int payloadLength;
+    private final ByteString wire;
+    private final ByteString payload;
+    private MemoryBudget budget;
+    private volatile int holders;
+
+    /**
+     * @param wire the frame as it goes on the wire: header and payload
+     * @param payload the payload alone (the same bytes as the end of {@code wire})
+     */
+    Frame(byte opcode, int payloadLength, ByteString wire, ByteString payload) {
+      this.opcode = opcode;
+      this.payloadLength = payloadLength;
+      this.wire = wire;
+      this.payload = payload;
+    }
+
+    public byte opcode() {
+      return opcode;
+    }
+
+    public int payloadLength() {
+      return payloadLength;
+    }
+
+    public ByteString wire() {
+      return wire;
+    }
+
+    public ByteString payload() {
+      return payload;
+    }
+
     public boolean isClose() {
       return opcode == CLOSE;
+    }
+
+    /**
+     * Counts the frame in {@code budget} for {@code count} holders, before it is offered to them;
+     * each must {@link #release} it once. Called once per frame, by the writer's stream.
+     */
+    public void share(MemoryBudget budget, int count) {
+      if (count > 0) {
+        this.budget = budget;
+        HOLDERS.set(this, count);
+        budget.charge(payloadLength);
+      }
+    }
+
+    /** One holder lets go of the frame; the last gives its bytes back to the budget. */
+    public void release() {
+      if (budget != null && HOLDERS.decrementAndGet(this) == 0) {
+        budget.release(payloadLength);
+      }
     }
   }
 }

@@ -5,6 +5,7 @@ import io.relay.topic.Connection;
 import io.relay.topic.Room;
 import io.relay.ws.CloseFrame;
 import io.relay.ws.InboundProtocol;
+import io.relay.ws.MemoryBudget;
 import io.relay.ws.OutboundQueue;
 import io.relay.ws.Unmasker;
 import io.relay.ws.Utf8Validator;
@@ -71,7 +72,7 @@ public class FanOutBenchmark {
   @Setup(Level.Trial)
   public void setUp(Blackhole blackhole) {
     this.blackhole = blackhole;
-    room = new Room(metrics, null);
+    room = new Room(metrics, MemoryBudget.unlimited(), null);
     writer = connection(0, List.of("write"));
     readerConnections = new Connection[readers];
     for (int i = 0; i < readers; i++) {
@@ -82,7 +83,7 @@ public class FanOutBenchmark {
     payload = payload(kind, size);
     mask = ThreadLocalRandom.current().nextInt();
     read = clientFrame(kind.equals("binary") ? WsFrames.BINARY : WsFrames.TEXT, payload, mask);
-    protocol = new InboundProtocol(new Listener(), true, 1 << 20);
+    protocol = new InboundProtocol(new Listener(), true, 1 << 20, MemoryBudget.unlimited());
   }
 
   private static byte[] payload(String kind, int size) {
@@ -150,6 +151,7 @@ public class FanOutBenchmark {
         metrics.framesOut.inc();
         metrics.bytesOut.inc(out.payloadLength());
         blackhole.consume(out);
+        out.release();
       }
     }
 

@@ -54,7 +54,7 @@ class InboundProtocolTest {
   private static Heard read(ClientFrames frames, boolean keep) {
     Heard heard = new Heard();
     byte[] bytes = frames.bytes();
-    new InboundProtocol(heard, keep, LIMIT).read(bytes, 0, bytes.length);
+    new InboundProtocol(heard, keep, LIMIT, MemoryBudget.unlimited()).read(bytes, 0, bytes.length);
     return heard;
   }
 
@@ -115,7 +115,7 @@ class InboundProtocolTest {
       byte[] bytes = new ClientFrames().text("one").frame(WsFrames.PING, true, utf8("p")).frame(WsFrames.BINARY, false, new byte[300]).frame(WsFrames.CONTINUATION, true, new byte[3]).bytes();
       for (int split = 0; split <= bytes.length; split++) {
         Heard heard = new Heard();
-        InboundProtocol protocol = new InboundProtocol(heard, true, LIMIT);
+        InboundProtocol protocol = new InboundProtocol(heard, true, LIMIT, MemoryBudget.unlimited());
         protocol.read(bytes, 0, split);
         protocol.read(bytes, split, bytes.length);
         assertEquals(List.of("text 3", "ping p", "binary 303"), heard.events, "split at " + split);
@@ -237,7 +237,7 @@ class InboundProtocolTest {
     void invalidTextFailsInsideOneFrameBeforeItEnds() {
       byte[] bytes = new ClientFrames().frame(WsFrames.TEXT, true, new byte[] {'a', 'b', (byte) 0xF5, 'c', 'd', 'e'}).bytes();
       Heard heard = new Heard();
-      new InboundProtocol(heard, true, LIMIT).read(bytes, 0, bytes.length - 2);
+      new InboundProtocol(heard, true, LIMIT, MemoryBudget.unlimited()).read(bytes, 0, bytes.length - 2);
       assertEquals(List.of("fail 1007"), heard.events);
     }
 
@@ -266,7 +266,7 @@ class InboundProtocolTest {
     @Test
     void aMessageLargerThanTheLimitFailsWith1009AtItsHeader() {
       Heard heard = new Heard();
-      InboundProtocol protocol = new InboundProtocol(heard, true, 100);
+      InboundProtocol protocol = new InboundProtocol(heard, true, 100, MemoryBudget.unlimited());
       byte[] header = new ClientFrames().raw(0x82, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3, 4).bytes();
       assertFalse(protocol.read(header, 0, header.length), "reading ends");
       assertEquals(List.of("fail 1009"), heard.events);
@@ -276,7 +276,7 @@ class InboundProtocolTest {
     void fragmentsCountTowardsTheLimitTogether() {
       Heard heard = new Heard();
       byte[] bytes = new ClientFrames().frame(WsFrames.BINARY, false, new byte[60]).frame(WsFrames.CONTINUATION, true, new byte[41]).bytes();
-      new InboundProtocol(heard, true, 100).read(bytes, 0, bytes.length);
+      new InboundProtocol(heard, true, 100, MemoryBudget.unlimited()).read(bytes, 0, bytes.length);
       assertEquals(List.of("fail 1009"), heard.events);
     }
   }
