@@ -80,11 +80,27 @@ final class RawWebSocket implements AutoCloseable {
    * @param sameWrite bytes written in the same write as the request (so in the same TCP segment)
    */
   static RawWebSocket connect(String wsUri, SSLContext tls, String version, byte[] sameWrite) throws IOException {
+    return connect(wsUri, tls, version, sameWrite, 0);
+  }
+
+  /** A plain-TCP client whose socket receive buffer is {@code receiveBuffer} bytes: a reader that stalls soon. */
+  static RawWebSocket connectWithReceiveBuffer(String wsUri, int receiveBuffer) throws IOException {
+    return connect(wsUri, null, "13", new byte[0], receiveBuffer);
+  }
+
+  private static RawWebSocket connect(String wsUri, SSLContext tls, String version, byte[] sameWrite, int receiveBuffer)
+      throws IOException {
     URI uri = URI.create(wsUri);
-    Socket socket =
-        tls == null
-            ? new Socket(uri.getHost(), uri.getPort())
-            : tls.getSocketFactory().createSocket(uri.getHost(), uri.getPort());
+    Socket socket;
+    if (tls != null) {
+      socket = tls.getSocketFactory().createSocket(uri.getHost(), uri.getPort());
+    } else {
+      socket = new Socket();
+      if (receiveBuffer > 0) {
+        socket.setReceiveBufferSize(receiveBuffer);
+      }
+      socket.connect(new java.net.InetSocketAddress(uri.getHost(), uri.getPort()), 10_000);
+    }
     socket.setSoTimeout(10_000);
     socket.setTcpNoDelay(true);
     byte[] nonce = new byte[16];
