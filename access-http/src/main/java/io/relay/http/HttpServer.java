@@ -27,6 +27,7 @@ public final class HttpServer {
    * Binds {@code route} on {@code host:port}.
    *
    * @param tls the HTTPS context, or empty for plain HTTP
+   * @param sockets what the node's plain-HTTP ports share (connection limit, counters)
    * @param terminationDeadline how long coordinated shutdown lets open requests finish
    * @return the bound address
    */
@@ -37,10 +38,11 @@ public final class HttpServer {
       int port,
       Route route,
       Optional<HttpsConnectionContext> tls,
+      SocketServer.Limits sockets,
       Duration terminationDeadline) {
     return (tls.isPresent()
             ? bindPekko(system, host, port, route, tls.get(), terminationDeadline)
-            : bindSockets(system, host, port, route, terminationDeadline))
+            : bindSockets(system, host, port, route, sockets, terminationDeadline))
         .thenApply(
             address -> {
               LOG.info("{} bound to {}", name, address);
@@ -71,9 +73,9 @@ public final class HttpServer {
 
   /** Plain HTTP: Pekko HTTP's server layer on the node's own sockets ({@link SocketServer}). */
   private static CompletionStage<InetSocketAddress> bindSockets(
-      ActorSystem<?> system, String host, int port, Route route, Duration terminationDeadline) {
+      ActorSystem<?> system, String host, int port, Route route, SocketServer.Limits sockets, Duration terminationDeadline) {
     try {
-      SocketServer server = SocketServer.bind(system, host, port, route);
+      SocketServer server = SocketServer.bind(system, host, port, route, sockets);
       CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
       shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "http-unbind-" + server.localAddress(), server::unbind);
       shutdown.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "http-terminate-" + server.localAddress(), () -> server.terminate(terminationDeadline));

@@ -14,6 +14,9 @@ import io.relay.http.HttpApi;
 import io.relay.http.HttpServer;
 import io.relay.http.HttpSettings;
 import io.relay.http.TlsContext;
+import io.relay.http.socket.SocketCounters;
+import io.relay.http.socket.SocketServer;
+import io.relay.http.socket.SocketSettings;
 import io.relay.metrics.RelayMetrics;
 import io.relay.ws.MemoryBudget;
 import io.relay.status.ClusterStatus;
@@ -67,6 +70,7 @@ public final class RelayNode {
       NodeSettings node,
       HttpSettings http,
       RelaySettings relay,
+      SocketSettings sockets,
       Optional<HttpsConnectionContext> tls) {}
 
   /**
@@ -81,6 +85,7 @@ public final class RelayNode {
     NodeSettings node = NodeSettings.create(loaded);
     HttpSettings http = HttpSettings.create(loaded);
     RelaySettings relay = RelaySettings.create(loaded);
+    SocketSettings sockets = SocketSettings.create(loaded);
     if (http.devMode() && !isLoopback(node.host())) {
       throw io.relay.config.SettingsReader.invalid(
           "relay.host", "without RELAY_SECRET the node binds to loopback only; set RELAY_SECRET to bind " + node.host());
@@ -90,6 +95,8 @@ public final class RelayNode {
             .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(node.seedNodes()))
             .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(node.roles()))
             .withValue("pekko.cluster.app-version", ConfigValueFactory.fromAnyRef(node.appVersion()))
+            // HTTPS ports run on Pekko's own binding: the same limit, per port
+            .withValue("pekko.http.server.max-connections", ConfigValueFactory.fromAnyRef(sockets.maxConnections()))
             .withValue(
                 "pekko.coordinated-shutdown.phases.before-service-unbind.timeout",
                 millis(node.drainDelay().plus(PHASE_MARGIN)))
@@ -97,7 +104,7 @@ public final class RelayNode {
                 "pekko.coordinated-shutdown.phases.service-unbind.timeout",
                 millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
     Optional<HttpsConnectionContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
-    return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, relay, tls);
+    return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, relay, sockets, tls);
   }
 
   /**
@@ -210,15 +217,27 @@ public final class RelayNode {
     HttpApi api = new HttpApi(settings.http(), services, system, state::isDraining);
     HttpSettings http = settings.http();
     Optional<HttpsConnectionContext> tls = settings.tls();
+    SocketServer.Limits sockets = SocketServer.Limits.create(settings.sockets());
+    registerSocketMetrics(state.metrics(), sockets);
     CompletionStage<InetSocketAddress> access =
         settings.node().runsAccess()
-            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), tls, settings.node().unbindDeadline())
+            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), tls, sockets, settings.node().unbindDeadline())
             : CompletableFuture.completedFuture(null);
     CompletionStage<InetSocketAddress> relay =
         settings.node().runsRelay()
-            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), tls, settings.node().unbindDeadline())
+            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), tls, sockets, settings.node().unbindDeadline())
             : CompletableFuture.completedFuture(null);
     access.thenAcceptBoth(relay, state::serversBound);
+  }
+
+  private static void registerSocketMetrics(RelayMetrics metrics, SocketServer.Limits sockets) {
+    SocketCounters counters = sockets.counters();
+    metrics.gauge("relay_socket_connections", "Client connections open on the node's plain-HTTP ports", sockets.slots()::used);
+    metrics.gauge("relay_max_connections", "Client connections the node's plain-HTTP ports hold at most", sockets.slots()::limit);
+    metrics.counter("relay_accept_failures", "accept() calls that failed (file descriptors exhausted)", counters::acceptFailures);
+    metrics.counter("relay_header_timeouts", "Connections closed for not finishing a request head in time", counters::headerTimeouts);
+    metrics.counter("relay_idle_timeouts", "Connections closed for being idle", counters::idleTimeouts);
+    metrics.counter("relay_connection_limit_reached", "Times a port stopped accepting at max-connections", counters::limitReached);
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.relay.metrics;
 
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.function.LongSupplier;
@@ -57,6 +58,15 @@ public final class RelayMetrics {
 
   private Counter counter(String name, String help) {
     return Counter.builder().name(name).help(help).register(registry);
+  }
+
+  /** Registers a counter kept elsewhere, read on every scrape. */
+  public void counter(String name, String help, LongSupplier value) {
+    CounterWithCallback.builder()
+        .name(name)
+        .help(help)
+        .callback(callback -> callback.call(value.getAsLong()))
+        .register(registry);
   }
 
   /** Registers a gauge read on every scrape. */

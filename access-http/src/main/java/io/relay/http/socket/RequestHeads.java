@@ -26,6 +26,11 @@ final class RequestHeads {
   private int matched;
   private boolean followed = true;
 
+  /** Whether the bytes read so far end inside a request head. */
+  boolean inHead() {
+    return followed && headLength > 0;
+  }
+
   /** Whether heads are still followed on this connection. */
   boolean isFollowed() {
     return followed;

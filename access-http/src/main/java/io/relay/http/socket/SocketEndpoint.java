@@ -28,6 +28,11 @@ final class SocketEndpoint implements ProtocolSwitch {
   private final SelectionKey key;
   private volatile IntConsumer onReady;
   private volatile long lastActive = System.nanoTime();
+  /**
+   * When the request head being received started ({@link System#nanoTime}), or 0 for none. A new
+   * connection waits for its first head from the start.
+   */
+  private volatile long headStarted = System.nanoTime();
   /** The flow to switch to, set when Pekko HTTP starts a marked response's protocol. */
   private volatile Graph<FlowShape<ByteString, ByteString>, ?> switchTo;
 
@@ -85,6 +90,20 @@ final class SocketEndpoint implements ProtocolSwitch {
   /** The stage read or wrote something. */
   void active() {
     lastActive = System.nanoTime();
+  }
+
+  /** Whether a request head has started and not ended yet; its start is kept while it goes on. */
+  void inHead(boolean inHead) {
+    if (!inHead) {
+      headStarted = 0;
+    } else if (headStarted == 0) {
+      headStarted = System.nanoTime();
+    }
+  }
+
+  /** When the request head being received started ({@link System#nanoTime}), or 0 for none. */
+  long headStarted() {
+    return headStarted;
   }
 
   /** When the stage last read or wrote something ({@link System#nanoTime}). */

@@ -53,8 +53,14 @@ import scala.concurrent.duration.FiniteDuration;
  * another protocol ({@link ProtocolSwitch}, a WebSocket upgrade): from then on, the new protocol's
  * flow alone runs over the socket's stage.
  *
- * <p>Accepting stops while {@code max-connections} are open, and resumes when one closes.
- * {@code idle-timeout} closes connections that neither read nor wrote for that long. While the
+ * <p>Accepting stops while the node holds {@code relay.max-connections} (all its plain-HTTP ports
+ * together, {@link ConnectionSlots}), and resumes when one closes. When {@code accept} itself
+ * fails (the process ran out of file descriptors), the port stops watching for connections for a
+ * moment (50 ms, doubling up to 1 s while it keeps failing) and logs one line per ten seconds
+ * with the count, instead of spinning on a connection it cannot take. {@code idle-timeout} closes
+ * connections that neither read nor wrote for that long, and {@code relay.header-timeout} those
+ * that started a request head and did not finish it in time (a client sending its headers a byte
+ * at a time). While the
  * socket of a slow peer is full, a connection gathers up to {@code
  * pekko.stream.materializer.io.tcp.write-buffer-size} before it stops pulling, as Pekko's TCP
  * stage does. {@link #unbind} stops accepting; {@link #terminate} also closes what is still open
@@ -84,11 +90,33 @@ public final class SocketServer {
   /** Completes once the port is unbound and its last connection has closed. */
   private final CompletableFuture<Done> allClosed = new CompletableFuture<>();
   private final Thread thread;
+  private final Limits limits;
+  private final long headerTimeoutNanos;
   private volatile boolean accepting = true;
   private volatile boolean running = true;
+  /** The port stopped accepting at the node's connection limit, until a slot frees. */
+  private volatile boolean waitingForSlot;
+  // accept failures, on the selector thread only
+  private long acceptPausedUntil;
+  private long acceptBackoffNanos;
+  private long failuresNotLogged;
+  private long lastFailureLog = System.nanoTime() - FAILURE_LOG_INTERVAL;
 
-  private SocketServer(ActorSystem<?> system, InetSocketAddress address, Route route) throws IOException {
+  private static final long FIRST_BACKOFF = TimeUnit.MILLISECONDS.toNanos(50);
+  private static final long MAX_BACKOFF = TimeUnit.SECONDS.toNanos(1);
+  private static final long FAILURE_LOG_INTERVAL = TimeUnit.SECONDS.toNanos(10);
+
+  /** What the node's plain-HTTP ports share: their settings, connection slots and counters. */
+  public record Limits(SocketSettings settings, ConnectionSlots slots, SocketCounters counters) {
+    public static Limits create(SocketSettings settings) {
+      return new Limits(settings, new ConnectionSlots(settings.maxConnections()), new SocketCounters());
+    }
+  }
+
+  private SocketServer(ActorSystem<?> system, InetSocketAddress address, Route route, Limits limits) throws IOException {
     this.system = system;
+    this.limits = limits;
+    this.headerTimeoutNanos = limits.settings().headerTimeout().toNanos();
     this.materializer = Materializer.matFromSystem(system);
     this.settings = ServerSettings.create(system.classicSystem());
     this.handler = route.flow(system);
@@ -111,14 +139,15 @@ public final class SocketServer {
     }
     this.thread = new Thread(this::run, "relay-socket-selector-" + localAddress.getPort());
     thread.setDaemon(true);
+    limits.slots().onFree(this::onSlotFree);
   }
 
-  /** Binds {@code host:port} and starts accepting. */
-  public static SocketServer bind(ActorSystem<?> system, String host, int port, Route route) {
+  /** Binds {@code host:port} and starts accepting, within the node's shared {@code limits}. */
+  public static SocketServer bind(ActorSystem<?> system, String host, int port, Route route, Limits limits) {
     try {
-      SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route);
+      SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route, limits);
       server.thread.start();
-      server.scheduleIdleSweep();
+      server.scheduleSweep();
       system.getWhenTerminated().thenRun(server::stop);
       return server;
     } catch (IOException e) {
@@ -184,7 +213,13 @@ public final class SocketServer {
   private void run() {
     try {
       while (running) {
-        selector.select(this::onSelected);
+        long paused = acceptPausedUntil == 0 ? 0 : acceptPausedUntil - System.nanoTime();
+        if (acceptPausedUntil != 0 && paused <= 0) {
+          acceptPausedUntil = 0;
+          resumeAccepting();
+          continue;
+        }
+        selector.select(this::onSelected, paused <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(paused)));
         for (Runnable task; (task = tasks.poll()) != null; ) {
           task.run();
         }
@@ -218,17 +253,31 @@ public final class SocketServer {
   }
 
   private void accept() {
-    while (accepting && open.get() < settings.getMaxConnections()) {
+    while (accepting) {
+      if (!limits.slots().tryAcquire()) {
+        // at max-connections: stop watching for new ones until a connection closes
+        waitingForSlot = true;
+        limits.counters().limitReached.increment();
+        acceptKey.interestOps(0);
+        if (limits.slots().used() < limits.slots().limit()) {
+          // one closed meanwhile, before this port said it waits
+          submit(this::resumeAccepting);
+        }
+        return;
+      }
       SocketChannel channel;
       try {
         channel = server.accept();
       } catch (IOException e) {
-        LOG.warn("accepting a connection failed", e);
+        limits.slots().giveBack();
+        acceptFailed(e);
         return;
       }
       if (channel == null) {
+        limits.slots().giveBack();
         return;
       }
+      acceptBackoffNanos = 0;
       try {
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -239,11 +288,50 @@ public final class SocketServer {
       } catch (IOException e) {
         LOG.debug("dropping a connection that failed at once: {}", e.toString());
         SocketEndpoint.closeQuietly(channel);
+        limits.slots().release();
       }
     }
-    if (accepting && acceptKey.isValid()) {
-      // at max-connections: stop watching for new ones until one closes
-      acceptKey.interestOps(0);
+  }
+
+  /**
+   * {@code accept} failed, most likely for want of file descriptors: the connection stays in the
+   * backlog, so watching for it again at once would spin. Pause, back off, log once an interval.
+   */
+  private void acceptFailed(IOException e) {
+    limits.counters().acceptFailures.increment();
+    failuresNotLogged++;
+    long now = System.nanoTime();
+    acceptBackoffNanos = acceptBackoffNanos == 0 ? FIRST_BACKOFF : Math.min(2 * acceptBackoffNanos, MAX_BACKOFF);
+    acceptPausedUntil = now + acceptBackoffNanos;
+    acceptKey.interestOps(0);
+    if (now - lastFailureLog >= FAILURE_LOG_INTERVAL) {
+      LOG.warn(
+          "accepting connections on port {} failed {} times in the last {} s ({}); pausing up to 1 s between "
+              + "attempts. 'Too many open files' means the process's descriptor limit (ulimit -n) is too low "
+              + "for relay.max-connections ({})",
+          localAddress.getPort(),
+          failuresNotLogged,
+          TimeUnit.NANOSECONDS.toSeconds(now - lastFailureLog),
+          e.getMessage(),
+          limits.slots().limit());
+      lastFailureLog = now;
+      failuresNotLogged = 0;
+    }
+  }
+
+  /** Watches for connections again, unless unbound or pausing after a failure. */
+  private void resumeAccepting() {
+    if (accepting && acceptPausedUntil == 0 && acceptKey.isValid() && acceptKey.interestOps() == 0) {
+      waitingForSlot = false;
+      acceptKey.interestOps(SelectionKey.OP_ACCEPT);
+      accept();
+    }
+  }
+
+  /** A connection of one of the node's ports closed. */
+  private void onSlotFree() {
+    if (waitingForSlot) {
+      submit(this::resumeAccepting);
     }
   }
 
@@ -271,30 +359,33 @@ public final class SocketServer {
   }
 
   /**
-   * Closes connections that neither read nor wrote for the idle timeout: one sweep over all
-   * connections, at Pekko's own check interval (an eighth of the timeout, between 100 ms and
-   * 1 s), instead of a timer and a stage per connection.
+   * Closes connections that neither read nor wrote for the idle timeout, or took longer than the
+   * header timeout over a request head: one sweep over all connections, at Pekko's own check
+   * interval (an eighth of the shorter timeout, between 100 ms and 1 s), instead of a timer and a
+   * stage per connection.
    */
-  private void scheduleIdleSweep() {
-    if (idleTimeoutNanos == 0) {
-      return;
-    }
-    long interval = Math.max(Math.min(idleTimeoutNanos / 8, 1_000_000_000L), Math.min(100_000_000L, idleTimeoutNanos / 2));
+  private void scheduleSweep() {
+    long shortest = idleTimeoutNanos == 0 ? headerTimeoutNanos : Math.min(idleTimeoutNanos, headerTimeoutNanos);
+    long interval = Math.max(Math.min(shortest / 8, 1_000_000_000L), Math.min(100_000_000L, shortest / 2));
     system.scheduler()
-        .scheduleWithFixedDelay(
-            Duration.ofNanos(interval),
-            Duration.ofNanos(interval),
-            () -> {
-              long now = System.nanoTime();
-              endpoints.forEach(
-                  e -> {
-                    if (now - e.lastActive() > idleTimeoutNanos) {
-                      LOG.debug("closing a connection idle for {}", settings.getTimeouts().idleTimeout());
-                      e.reset();
-                    }
-                  });
-            },
-            system.executionContext());
+        .scheduleWithFixedDelay(Duration.ofNanos(interval), Duration.ofNanos(interval), this::sweep, system.executionContext());
+  }
+
+  private void sweep() {
+    long now = System.nanoTime();
+    endpoints.forEach(
+        e -> {
+          long headStarted = e.headStarted();
+          if (headStarted != 0 && now - headStarted > headerTimeoutNanos) {
+            LOG.debug("closing a connection whose request head took longer than {}", limits.settings().headerTimeout());
+            limits.counters().headerTimeouts.increment();
+            e.reset();
+          } else if (idleTimeoutNanos != 0 && now - e.lastActive() > idleTimeoutNanos) {
+            LOG.debug("closing a connection idle for {}", settings.getTimeouts().idleTimeout());
+            limits.counters().idleTimeouts.increment();
+            e.reset();
+          }
+        });
   }
 
   /**
@@ -320,16 +411,9 @@ public final class SocketServer {
   void closed(SocketEndpoint endpoint) {
     if (endpoints.remove(endpoint)) {
       int left = open.decrementAndGet();
+      limits.slots().release();
       if (!accepting && left == 0) {
         allClosed.complete(Done.getInstance());
-      } else if (accepting) {
-        submit(
-            () -> {
-              if (accepting && acceptKey.isValid() && acceptKey.interestOps() == 0) {
-                acceptKey.interestOps(SelectionKey.OP_ACCEPT);
-                accept();
-              }
-            });
       }
     }
   }

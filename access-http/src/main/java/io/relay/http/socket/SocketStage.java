@@ -228,6 +228,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
             bytes = bytes.take(end);
           }
         }
+        endpoint.inHead(heads.inHead());
       }
       push(out, wrap.apply(bytes));
     }

@@ -73,7 +73,8 @@ class SocketServerTest extends AllDirectives {
                                     onSuccess(
                                         entity.getDataBytes().runFold(0L, (n, bytes) -> n + bytes.size(), materializer),
                                         n -> complete(Long.toString(n)))))));
-    server = SocketServer.bind(system, "127.0.0.1", 0, route);
+    SocketSettings sockets = SocketSettings.create(ConfigFactory.parseString(config).withFallback(ConfigFactory.load()));
+    server = SocketServer.bind(system, "127.0.0.1", 0, route, SocketServer.Limits.create(sockets));
   }
 
   @Test
@@ -124,7 +125,7 @@ class SocketServerTest extends AllDirectives {
 
   @Test
   void pastMaxConnectionsANewConnectionWaitsUntilAnotherCloses() throws IOException {
-    start("pekko.http.server.max-connections = 1");
+    start("relay.max-connections = 1");
     try (Socket first = connect(); Socket second = connect()) {
       assertAnswersHello(first);
       send(second, HELLO);
@@ -145,6 +146,33 @@ class SocketServerTest extends AllDirectives {
       long start = System.nanoTime();
       assertClosedByServer(socket);
       assertTrue(System.nanoTime() - start >= Duration.ofMillis(900).toNanos(), "closed before the idle timeout");
+    }
+  }
+
+  @Test
+  void aRequestHeadSentTooSlowlyIsCutOffAtTheHeaderTimeout() throws IOException {
+    start("relay.header-timeout = 1s");
+    try (Socket slow = connect(); Socket silent = connect()) {
+      long start = System.nanoTime();
+      send(slow, "GET /hello HTTP/1.1\r\nHo");
+      assertClosedByServer(slow);
+      assertTrue(System.nanoTime() - start >= Duration.ofMillis(900).toNanos(), "closed before the header timeout");
+      assertClosedByServer(silent);
+    }
+    try (Socket quick = connect()) {
+      assertAnswersHello(quick);
+    }
+  }
+
+  @Test
+  void aConnectionThatSentAWholeRequestIsNotCutOffByTheHeaderTimeout() throws IOException {
+    start("relay.header-timeout = 1s");
+    try (Socket socket = connect()) {
+      assertAnswersHello(socket);
+      socket.setSoTimeout(2_000);
+      // a bounded observation: the header timeout must not close a connection between requests
+      assertThrows(SocketTimeoutException.class, () -> socket.getInputStream().read(), "closed between requests");
+      assertAnswersHello(socket);
     }
   }
 

@@ -1,0 +1,31 @@
+package io.relay.http.socket;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/** What the node's own sockets count, for its metrics: one instance per node, shared by its ports. */
+public final class SocketCounters {
+  final LongAdder acceptFailures = new LongAdder();
+  final LongAdder headerTimeouts = new LongAdder();
+  final LongAdder idleTimeouts = new LongAdder();
+  final LongAdder limitReached = new LongAdder();
+
+  /** accept() calls that failed (file descriptors exhausted, or another error). */
+  public long acceptFailures() {
+    return acceptFailures.sum();
+  }
+
+  /** Connections closed for not sending a whole request head within the header timeout. */
+  public long headerTimeouts() {
+    return headerTimeouts.sum();
+  }
+
+  /** Connections closed for neither reading nor writing within the idle timeout. */
+  public long idleTimeouts() {
+    return idleTimeouts.sum();
+  }
+
+  /** Times a port stopped accepting because the node held max-connections. */
+  public long limitReached() {
+    return limitReached.sum();
+  }
+}
