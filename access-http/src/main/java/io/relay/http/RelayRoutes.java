@@ -267,7 +267,7 @@ final class RelayRoutes extends AllDirectives {
         : text(json.status().intValue(), "internal error");
   }
 
-  private static HttpResponse text(int status, String line) {
+  static HttpResponse text(int status, String line) {
     return HttpResponse.create()
         .withStatus(StatusCodes.get(status))
         .withEntity(ContentTypes.TEXT_PLAIN_UTF8, line + "\n");

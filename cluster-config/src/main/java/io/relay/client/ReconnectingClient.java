@@ -1,6 +1,7 @@
 package io.relay.client;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.ws.CloseCodes;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -21,14 +22,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * A relay participant that behaves like the real clients: it POSTs its token for a one-time code,
  * connects, and whenever the connection closes fetches a new code and reconnects, with exponential
- * backoff and full jitter. It stops for good on 4003 (booking denied) or when closed.
+ * backoff and full jitter (after a refusal with {@code Retry-After}, the jitter comes on top of
+ * what the server asked for). It stops for good on 4003 (booking denied) or when closed.
  */
 public final class ReconnectingClient implements AutoCloseable {
-  /** Close code after which a client must not come back. */
-  public static final int BOOKING_DENIED = 4003;
-  /** Close code asking the client to reconnect at once. */
-  public static final int TOPIC_MOVED = 4001;
-
   /** What the client reports; called on the HTTP client's threads, one event at a time. */
   public interface Listener {
     default void onOpen(int attempt) {}
@@ -125,12 +122,17 @@ public final class ReconnectingClient implements AutoCloseable {
                 return;
               }
               Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
-              int status = cause instanceof WebSocketHandshakeException refused ? refused.getResponse().statusCode() : 0;
-              if (cause instanceof RefusedException refused) {
+              int status = 0;
+              Duration retryAfter = Duration.ZERO;
+              if (cause instanceof WebSocketHandshakeException refused) {
+                status = refused.getResponse().statusCode();
+                retryAfter = retryAfter(refused.getResponse().headers().firstValue("Retry-After"));
+              } else if (cause instanceof RefusedException refused) {
                 status = refused.status;
+                retryAfter = refused.retryAfter;
               }
               listener.onRefused(status, cause.getMessage());
-              retryLater(Duration.ZERO);
+              retryLater(retryAfter);
             });
   }
 
@@ -154,24 +156,38 @@ public final class ReconnectingClient implements AutoCloseable {
         .thenApply(
             response -> {
               if (response.statusCode() != 200) {
-                throw new RefusedException(response.statusCode(), response.body());
+                throw new RefusedException(
+                    response.statusCode(), response.body(), retryAfter(response.headers().firstValue("Retry-After")));
               }
               try {
                 return JSON.readTree(response.body()).get("uri").asText();
               } catch (IOException e) {
-                throw new RefusedException(response.statusCode(), "unreadable access answer");
+                throw new RefusedException(response.statusCode(), "unreadable access answer", Duration.ZERO);
               }
             });
   }
 
-  /** Full jitter: a random delay up to the current cap, which doubles with each failure. */
-  private void retryLater(Duration atLeast) {
+  /** The delay a {@code Retry-After} header asks for, in seconds; zero when absent or unreadable. */
+  private static Duration retryAfter(java.util.Optional<String> header) {
+    try {
+      return header.map(value -> Duration.ofSeconds(Math.max(0, Long.parseLong(value.trim())))).orElse(Duration.ZERO);
+    } catch (NumberFormatException e) {
+      return Duration.ZERO;
+    }
+  }
+
+  /**
+   * Full jitter: a random delay up to the current cap, which doubles with each failure, after
+   * what the server asked for ({@code Retry-After}), so that clients refused together do not all
+   * come back together.
+   */
+  private void retryLater(Duration serverAsked) {
     if (stopped) {
       return;
     }
     long cap = Math.min(options.maxBackoff().toMillis(), options.minBackoff().toMillis() << Math.min(failures, 20));
     failures++;
-    long delay = Math.max(atLeast.toMillis(), ThreadLocalRandom.current().nextLong(cap + 1));
+    long delay = serverAsked.toMillis() + ThreadLocalRandom.current().nextLong(cap + 1);
     scheduler.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
   }
 
@@ -187,10 +203,12 @@ public final class ReconnectingClient implements AutoCloseable {
 
   private static final class RefusedException extends RuntimeException {
     final int status;
+    final Duration retryAfter;
 
-    RefusedException(int status, String body) {
+    RefusedException(int status, String body, Duration retryAfter) {
       super("access API answered " + status + ": " + body);
       this.status = status;
+      this.retryAfter = retryAfter;
     }
   }
 
@@ -252,9 +270,9 @@ public final class ReconnectingClient implements AutoCloseable {
       socket = null;
       partial.reset();
       listener.onClose(code, reason);
-      if (code == BOOKING_DENIED) {
+      if (code == CloseCodes.BOOKING_DENIED) {
         stopped = true;
-      } else if (code == TOPIC_MOVED) {
+      } else if (code == CloseCodes.TOPIC_MOVED) {
         scheduler.execute(ReconnectingClient.this::connect);
       } else {
         retryLater(Duration.ZERO);

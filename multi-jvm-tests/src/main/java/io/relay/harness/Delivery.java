@@ -1,6 +1,6 @@
 package io.relay.harness;
 
-import io.relay.client.ReconnectingClient;
+import io.relay.ws.CloseCodes;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -117,7 +117,7 @@ public final class Delivery {
   /** When {@code closed}, a connection of {@code owner}, stopped reaching the rest of its topic. */
   private static long splitFrom(Traffic.Topic topic, Participant owner, Participant.Connection closed) {
     long from = closed.closedAt();
-    if (closed.closeCode() != ReconnectingClient.TOPIC_MOVED) {
+    if (closed.closeCode() != CloseCodes.TOPIC_MOVED) {
       return from;
     }
     for (Participant other : topic.participants()) {

@@ -1,8 +1,8 @@
 package io.relay.harness;
 
+import io.relay.ws.CloseCodes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.relay.client.ReconnectingClient;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -38,8 +38,8 @@ class DeliveryTest {
     topic.readers.add(late);
     late.onOpen(1); // lands on the new owner and claims the topic
     send(1, reader); // the writer is still on the old node, with the first reader
-    writer.onClose(ReconnectingClient.TOPIC_MOVED, "moved");
-    reader.onClose(ReconnectingClient.TOPIC_MOVED, "moved");
+    writer.onClose(CloseCodes.TOPIC_MOVED, "moved");
+    reader.onClose(CloseCodes.TOPIC_MOVED, "moved");
     writer.onOpen(2);
     reader.onOpen(2);
     send(2, reader, late);

@@ -42,6 +42,8 @@ public final class RelayMetrics {
       counter("relay_flapping", "Evictions of a topic evicted shortly before: a lasting ring disagreement");
   public final Counter connectionsShed =
       counter("relay_connections_shed", "Connections shed (closed with 1013) to keep the node within its memory budget");
+  public final Counter admissionsRefused =
+      counter("relay_admissions_refused", "Code requests and upgrades refused with 503 because max-admissions-in-flight were being worked on");
   public final Counter holdDownRefusals =
       counter("relay_holddown_refusals", "Connections refused with 503 while their topic was held down");
 

@@ -1,0 +1,60 @@
+package io.relay.http;
+
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.javadsl.server.RouteResult;
+
+/**
+ * Bounds the admissions a node works on at once (codes being issued, connections being admitted),
+ * shared by the access API and the relay: past the bound a request is refused at once with 503
+ * and {@code Retry-After}, so that a node flooded with reconnecting clients keeps working at its
+ * full rate on the ones it took instead of making every one of them wait until it times out.
+ */
+public final class AdmissionGate extends AllDirectives {
+  /** What a refused client is told to wait before retrying, in seconds. */
+  static final String RETRY_AFTER_SECONDS = "1";
+
+  private final int limit;
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final Runnable onRefused;
+
+  /** @param onRefused counts a refusal */
+  public AdmissionGate(int limit, Runnable onRefused) {
+    this.limit = limit;
+    this.onRefused = onRefused;
+  }
+
+  /** Admissions being worked on now. */
+  public int inFlight() {
+    return inFlight.get();
+  }
+
+  public int limit() {
+    return limit;
+  }
+
+  /**
+   * Runs {@code inner} if the node has room for one more admission, until it has answered;
+   * otherwise answers {@code busy} with {@code Retry-After}.
+   */
+  Route admit(HttpResponse busy, Supplier<Route> inner) {
+    return extractRequestContext(
+        context -> {
+          if (inFlight.incrementAndGet() > limit) {
+            inFlight.decrementAndGet();
+            onRefused.run();
+            return complete(busy.addHeader(RawHeader.create("Retry-After", RETRY_AFTER_SECONDS)));
+          }
+          return mapRouteResultFuture(this::releaseWhenAnswered, inner);
+        });
+  }
+
+  private CompletionStage<RouteResult> releaseWhenAnswered(CompletionStage<RouteResult> result) {
+    return result.whenComplete((answered, failure) -> inFlight.decrementAndGet());
+  }
+}
