@@ -182,6 +182,9 @@ public final class RelayNode {
     MemoryBudget budget = new MemoryBudget(relay.memoryBudget(), (holder, held) -> metrics.connectionsShed.inc());
     metrics.gauge("relay_memory_budget_bytes", "What the node holds at most of queued frames and partly received messages", budget::limit);
     metrics.gauge("relay_memory_held_bytes", "Queued frames and partly received messages the node holds now", budget::used);
+    java.lang.management.MemoryMXBean memory = java.lang.management.ManagementFactory.getMemoryMXBean();
+    metrics.gauge("relay_jvm_heap_used_bytes", "The JVM's heap in use", () -> memory.getHeapMemoryUsage().getUsed());
+    metrics.gauge("relay_jvm_heap_max_bytes", "The JVM's maximum heap", () -> memory.getHeapMemoryUsage().getMax());
     ConnectionDirectory directory = new ConnectionDirectory();
     ActorRef<Topic.Command<ClaimAnnouncement>> claims =
         context.spawn(Topic.create(ClaimAnnouncement.class, "relay-claims"), "claims-channel");

@@ -205,6 +205,10 @@ public final class InboundProtocol implements FrameReader.Handler {
     boolean text = messageOpcode == WsFrames.TEXT;
     if (keepMessages) {
       int at = copyOut(bytes, start, length, last);
+      if (at < 0) {
+        violation(CloseCodes.TRY_AGAIN_LATER, "no memory for this message now");
+        return;
+      }
       Unmasker.unmask(message, at, length, frameMask, frameOffset);
       if (text && !utf8.feed(message, at, length)) {
         violation(CloseCodes.INVALID_PAYLOAD, "text message that is not UTF-8");
@@ -236,7 +240,8 @@ public final class InboundProtocol implements FrameReader.Handler {
   /**
    * Copies a piece of the payload, still masked, into the message's array.
    *
-   * @return where in the array the piece now starts
+   * @return where in the array the piece now starts, or -1 when the node's memory budget has no
+   *     room for the message to grow
    */
   private int copyOut(byte[] bytes, int start, int length, boolean last) {
     int size = (int) messageSize;
@@ -249,7 +254,9 @@ public final class InboundProtocol implements FrameReader.Handler {
       return messageStart;
     }
     // room for the rest of the frame, but never more than 64 KiB ahead of what arrived
-    reserve(size + (int) Math.min(frameLength - frameOffset, Math.max(length, AHEAD)));
+    if (!reserve(size + (int) Math.min(frameLength - frameOffset, Math.max(length, AHEAD)))) {
+      return -1;
+    }
     System.arraycopy(bytes, start, message, messageStart + size, length);
     return messageStart + size;
   }
@@ -257,14 +264,20 @@ public final class InboundProtocol implements FrameReader.Handler {
   /**
    * Makes the message's array hold at least {@code size} payload bytes, at least doubling it when
    * it grows (a header alone never makes the node allocate: only bytes that arrived do).
+   *
+   * @return false when the memory budget has no room for the larger array
    */
-  private void reserve(int size) {
+  private boolean reserve(int size) {
     if (messageStart + size > message.length) {
-      int capacity = Math.max(HEADROOM + size, message == NO_BYTES ? 0 : 2 * message.length);
-      message = Arrays.copyOf(message, (int) Math.min(capacity, HEADROOM + maxMessageBytes));
-      budget.charge(message.length - reserved);
-      reserved = message.length;
+      int capacity =
+          (int) Math.min(Math.max(HEADROOM + size, message == NO_BYTES ? 0 : 2 * message.length), HEADROOM + maxMessageBytes);
+      if (!budget.tryCharge(capacity - reserved)) {
+        return false;
+      }
+      message = Arrays.copyOf(message, capacity);
+      reserved = capacity;
     }
+    return true;
   }
 
   /** Checks a piece of a text message that is not kept, unmasked in a scratch array. */

@@ -18,7 +18,9 @@ import java.util.concurrent.atomic.LongAdder;
  * holding the most to let go, biggest first, until what they hold would bring the total back
  * under nine tenths of the limit. A shed connection drops what is queued for it at once and is
  * closed with 1013 (try again later); see {@link Holder#shed}. The connections holding little,
- * which is every reader that keeps up, are never touched.
+ * which is every reader that keeps up, are never touched. A message that needs more memory to go
+ * on arriving while the node is at its limit is refused outright ({@link #tryCharge}), so what
+ * writers make the node allocate never waits for shed connections to let go.
  */
 public final class MemoryBudget {
   /** What one connection holds, and how it lets go. */
@@ -89,11 +91,30 @@ public final class MemoryBudget {
     shedding.remove(holder);
   }
 
-  /** Counts {@code bytes} more, shedding if that passes the limit. */
+  /**
+   * Counts {@code bytes} that are already held (a complete message offered to its readers),
+   * shedding if that passes the limit.
+   */
   public void charge(long bytes) {
     if (used.addAndGet(bytes) > limit) {
       shed();
     }
+  }
+
+  /**
+   * Counts {@code bytes} about to be allocated (a message growing as it arrives), unless that
+   * would pass the limit: then nothing is counted, the biggest holders are shed, and the caller
+   * must not allocate.
+   *
+   * @return whether the bytes may be allocated
+   */
+  public boolean tryCharge(long bytes) {
+    if (used.addAndGet(bytes) <= limit) {
+      return true;
+    }
+    used.addAndGet(-bytes);
+    shed();
+    return false;
   }
 
   public void release(long bytes) {

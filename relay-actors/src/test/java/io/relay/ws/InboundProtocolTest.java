@@ -273,6 +273,19 @@ class InboundProtocolTest {
     }
 
     @Test
+    void aMessageThatNeedsMemoryTheNodesBudgetHasNotFailsWith1013() {
+      Heard heard = new Heard();
+      MemoryBudget budget = new MemoryBudget(100_000, (holder, held) -> { });
+      byte[] bytes = new ClientFrames().frame(WsFrames.BINARY, false, new byte[70_000]).frame(WsFrames.CONTINUATION, true, new byte[70_000]).bytes();
+      InboundProtocol protocol = new InboundProtocol(heard, true, LIMIT, budget);
+      for (int at = 0; at < bytes.length && !protocol.hasEnded(); at += 1000) {
+        protocol.read(bytes, at, Math.min(bytes.length, at + 1000));
+      }
+      assertEquals(List.of("fail 1013"), heard.events, "a message arriving in pieces grows only within the budget");
+      assertEquals(0, budget.used(), "what it held is given back");
+    }
+
+    @Test
     void fragmentsCountTowardsTheLimitTogether() {
       Heard heard = new Heard();
       byte[] bytes = new ClientFrames().frame(WsFrames.BINARY, false, new byte[60]).frame(WsFrames.CONTINUATION, true, new byte[41]).bytes();

@@ -98,6 +98,16 @@ class MemoryBudgetTest {
   }
 
   @Test
+  void memoryAboutToBeAllocatedIsRefusedPastTheLimitAndTheBiggestHoldersAreShed() {
+    MemoryBudget budget = new MemoryBudget(1000, (holder, held) -> { });
+    FakeHolder big = new FakeHolder(budget, 900);
+    assertTrue(budget.tryCharge(100), "up to the limit");
+    assertFalse(budget.tryCharge(1), "past it");
+    assertEquals(1000, budget.used(), "a refused charge is not counted");
+    assertTrue(big.shed, "and the biggest holder is shed");
+  }
+
+  @Test
   void aShedHolderThatHasNotLetGoYetIsCountedAsLettingGo() {
     List<Long> shedSizes = new ArrayList<>();
     MemoryBudget budget = new MemoryBudget(1000, (holder, held) -> shedSizes.add(held));
