@@ -1,12 +1,14 @@
 package io.relay.http;
 
 import io.relay.RelayServices;
+import io.relay.http.log.WarningLimiter;
 import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.ExceptionHandler;
 import org.apache.pekko.http.javadsl.server.RejectionHandler;
 import org.apache.pekko.http.javadsl.server.Route;
+import org.slf4j.LoggerFactory;
 
 /** Builds the node's two route trees: the access API and the WebSocket relay. */
 public final class HttpApi extends AllDirectives {
@@ -14,6 +16,8 @@ public final class HttpApi extends AllDirectives {
   private final RelayServices services;
   private final ActorSystem<?> system;
   private final BooleanSupplier draining;
+  /** Unexpected failures of requests (500s): clients may find a way to cause them. */
+  private final WarningLimiter errors;
 
   /**
    * @param draining whether the node is draining: the relay then refuses new connections with 503
@@ -23,11 +27,12 @@ public final class HttpApi extends AllDirectives {
     this.services = services;
     this.system = system;
     this.draining = draining;
+    this.errors = WarningLimiter.start(system, LoggerFactory.getLogger(HttpApi.class), settings.logLimitInterval());
   }
 
   /** The access API; every refusal, including unknown paths, is a JSON error. */
   public Route accessRoute() {
-    AccessGuard guard = new AccessGuard(new TokenVerifier(settings));
+    AccessGuard guard = new AccessGuard(new TokenVerifier(settings), errors);
     Route routes =
         concat(
             new SessionRoutes(
@@ -47,7 +52,7 @@ public final class HttpApi extends AllDirectives {
                     services.settings().statusTimeout().multipliedBy(3),
                     system)
                 .route());
-    return routes.seal(jsonRejections(), jsonExceptions());
+    return routes.seal(jsonRejections(), jsonExceptions(guard));
   }
 
   /** The WebSocket relay; refusals are a plain status with a one-line body. */
@@ -60,14 +65,15 @@ public final class HttpApi extends AllDirectives {
             services.registry(),
             services.metrics(),
             system,
-            draining)
+            draining,
+            errors)
         .route()
         .seal();
   }
 
-  private ExceptionHandler jsonExceptions() {
+  private ExceptionHandler jsonExceptions(AccessGuard guard) {
     return ExceptionHandler.newBuilder()
-        .matchAny(failure -> complete(AccessGuard.toResponse(failure)))
+        .matchAny(failure -> complete(guard.toResponse(failure)))
         .build();
   }
 

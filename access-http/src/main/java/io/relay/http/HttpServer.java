@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import io.relay.http.log.ServerLog;
 import io.relay.http.socket.SocketServer;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -28,6 +29,8 @@ public final class HttpServer {
    *
    * @param tls the HTTPS context, or empty for plain HTTP
    * @param terminationDeadline how long coordinated shutdown lets open requests finish
+   * @param logLimitInterval Pekko HTTP's warnings about requests and connections are logged once of
+   *     a kind per this interval ({@link ServerLog})
    * @return the bound address
    */
   public static CompletionStage<InetSocketAddress> bind(
@@ -37,10 +40,11 @@ public final class HttpServer {
       int port,
       Route route,
       Optional<HttpsConnectionContext> tls,
-      Duration terminationDeadline) {
+      Duration terminationDeadline,
+      Duration logLimitInterval) {
     return (tls.isPresent()
-            ? bindPekko(system, host, port, route, tls.get(), terminationDeadline)
-            : bindSockets(system, host, port, route, terminationDeadline))
+            ? bindPekko(system, host, port, route, tls.get(), terminationDeadline, logLimitInterval)
+            : bindSockets(system, host, port, route, terminationDeadline, logLimitInterval))
         .thenApply(
             address -> {
               LOG.info("{} bound to {}", name, address);
@@ -57,10 +61,17 @@ public final class HttpServer {
 
   /** HTTPS: Pekko HTTP's own binding, on Pekko's TCP and TLS stages. */
   private static CompletionStage<InetSocketAddress> bindPekko(
-      ActorSystem<?> system, String host, int port, Route route, HttpsConnectionContext tls, Duration terminationDeadline) {
+      ActorSystem<?> system,
+      String host,
+      int port,
+      Route route,
+      HttpsConnectionContext tls,
+      Duration terminationDeadline,
+      Duration logLimitInterval) {
     return Http.get(system)
         .newServerAt(host, port)
         .enableHttps(tls)
+        .logTo(ServerLog.start(system, logLimitInterval))
         .bind(route)
         .thenApply(
             binding -> {
@@ -71,9 +82,9 @@ public final class HttpServer {
 
   /** Plain HTTP: Pekko HTTP's server layer on the node's own sockets ({@link SocketServer}). */
   private static CompletionStage<InetSocketAddress> bindSockets(
-      ActorSystem<?> system, String host, int port, Route route, Duration terminationDeadline) {
+      ActorSystem<?> system, String host, int port, Route route, Duration terminationDeadline, Duration logLimitInterval) {
     try {
-      SocketServer server = SocketServer.bind(system, host, port, route);
+      SocketServer server = SocketServer.bind(system, host, port, route, logLimitInterval);
       CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
       shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "http-unbind-" + server.localAddress(), server::unbind);
       shutdown.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "http-terminate-" + server.localAddress(), () -> server.terminate(terminationDeadline));

@@ -19,6 +19,8 @@ import java.time.Duration;
  * @param tokenLeeway clock skew tolerated when checking {@code exp}, {@code nbf} and {@code iat}
  * @param tlsCert PEM certificate chain, or empty for plain HTTP
  * @param tlsKey PEM private key, or empty for plain HTTP
+ * @param logLimitInterval of each kind of warning that clients can cause, one line is logged per
+ *     this interval and the rest are counted
  */
 public record HttpSettings(
     String secret,
@@ -32,7 +34,8 @@ public record HttpSettings(
     Duration askTimeout,
     Duration tokenLeeway,
     String tlsCert,
-    String tlsKey) {
+    String tlsKey,
+    Duration logLimitInterval) {
 
   /**
    * The well-known key used when RELAY_SECRET is unset. Anyone can mint tokens with it, so a node
@@ -64,7 +67,8 @@ public record HttpSettings(
         r.duration("relay.ask-timeout"),
         r.duration("relay.token-leeway"),
         tlsCert,
-        tlsKey);
+        tlsKey,
+        r.duration("relay.log-limit-interval"));
   }
 
   public boolean tls() {

@@ -208,11 +208,11 @@ public final class RelayNode {
     Optional<HttpsConnectionContext> tls = settings.tls();
     CompletionStage<InetSocketAddress> access =
         settings.node().runsAccess()
-            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), tls, settings.node().unbindDeadline())
+            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), tls, settings.node().unbindDeadline(), http.logLimitInterval())
             : CompletableFuture.completedFuture(null);
     CompletionStage<InetSocketAddress> relay =
         settings.node().runsRelay()
-            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), tls, settings.node().unbindDeadline())
+            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), tls, settings.node().unbindDeadline(), http.logLimitInterval())
             : CompletableFuture.completedFuture(null);
     access.thenAcceptBoth(relay, state::serversBound);
   }

@@ -19,6 +19,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import io.relay.http.log.ServerLog;
+import io.relay.http.log.WarningLimiter;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -67,6 +69,8 @@ public final class SocketServer {
   private final Materializer materializer;
   private final ServerSettings settings;
   private final Flow<HttpRequest, HttpResponse, NotUsed> handler;
+  /** Warnings that clients can cause: one of a kind per interval. */
+  private final WarningLimiter warnings;
   /**
    * Pekko HTTP's server layer, built once and materialised per connection (as Pekko's own binding
    * does): building it primes a header parser whose tables every connection then shares.
@@ -87,12 +91,14 @@ public final class SocketServer {
   private volatile boolean accepting = true;
   private volatile boolean running = true;
 
-  private SocketServer(ActorSystem<?> system, InetSocketAddress address, Route route) throws IOException {
+  private SocketServer(ActorSystem<?> system, InetSocketAddress address, Route route, Duration logLimitInterval)
+      throws IOException {
     this.system = system;
+    this.warnings = WarningLimiter.start(system, LOG, logLimitInterval);
     this.materializer = Materializer.matFromSystem(system);
     this.settings = ServerSettings.create(system.classicSystem());
     this.handler = route.flow(system);
-    this.layer = Http.get(system).serverLayer(settings, Optional.empty(), system.classicSystem().log());
+    this.layer = Http.get(system).serverLayer(settings, Optional.empty(), ServerLog.start(system, logLimitInterval));
     this.idleTimeoutNanos = idleTimeoutNanos(settings);
     this.writeBufferBytes =
         (int) system.settings().config().getBytes("pekko.stream.materializer.io.tcp.write-buffer-size").longValue();
@@ -113,10 +119,15 @@ public final class SocketServer {
     thread.setDaemon(true);
   }
 
-  /** Binds {@code host:port} and starts accepting. */
-  public static SocketServer bind(ActorSystem<?> system, String host, int port, Route route) {
+  /**
+   * Binds {@code host:port} and starts accepting.
+   *
+   * @param logLimitInterval warnings about connections and requests (Pekko HTTP's among them) are
+   *     logged once of a kind per this interval and counted otherwise
+   */
+  public static SocketServer bind(ActorSystem<?> system, String host, int port, Route route, Duration logLimitInterval) {
     try {
-      SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route);
+      SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route, logLimitInterval);
       server.thread.start();
       server.scheduleIdleSweep();
       system.getWhenTerminated().thenRun(server::stop);
@@ -223,7 +234,7 @@ public final class SocketServer {
       try {
         channel = server.accept();
       } catch (IOException e) {
-        LOG.warn("accepting a connection failed", e);
+        warnings.warn("accepting a connection failed", e);
         return;
       }
       if (channel == null) {
@@ -259,7 +270,7 @@ public final class SocketServer {
                   .join(Flow.fromGraph(SocketStage.http(endpoint, writeBufferBytes))))
           .run(materializer);
     } catch (IOException | RuntimeException e) {
-      LOG.warn("could not start serving a connection", e);
+      warnings.warn("could not start serving a connection", e);
       endpoint.close();
     }
   }
@@ -306,7 +317,7 @@ public final class SocketServer {
     try {
       Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread)).join(flow).run(materializer);
     } catch (RuntimeException e) {
-      LOG.warn("could not switch a connection to its new protocol", e);
+      warnings.warn("could not switch a connection to its new protocol", e);
       endpoint.reset();
     }
   }

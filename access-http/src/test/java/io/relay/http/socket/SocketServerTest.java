@@ -73,7 +73,7 @@ class SocketServerTest extends AllDirectives {
                                     onSuccess(
                                         entity.getDataBytes().runFold(0L, (n, bytes) -> n + bytes.size(), materializer),
                                         n -> complete(Long.toString(n)))))));
-    server = SocketServer.bind(system, "127.0.0.1", 0, route);
+    server = SocketServer.bind(system, "127.0.0.1", 0, route, Duration.ofSeconds(10));
   }
 
   @Test
