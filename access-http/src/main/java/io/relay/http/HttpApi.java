@@ -30,7 +30,10 @@ public final class HttpApi extends AllDirectives {
     this.errors = WarningLimiter.start(system, LoggerFactory.getLogger(HttpApi.class), settings.logLimitInterval());
   }
 
-  /** The access API; every refusal, including unknown paths, is a JSON error. */
+  /**
+   * The access API; every refusal, including unknown paths, is a JSON error; with CORS for the
+   * configured origins ({@link Cors}).
+   */
   public Route accessRoute() {
     AccessGuard guard = new AccessGuard(new TokenVerifier(settings), errors);
     Route routes =
@@ -52,7 +55,7 @@ public final class HttpApi extends AllDirectives {
                     services.settings().statusTimeout().multipliedBy(3),
                     system)
                 .route());
-    return routes.seal(jsonRejections(), jsonExceptions(guard));
+    return new Cors(settings).wrap(routes.seal(jsonRejections(), jsonExceptions(guard)));
   }
 
   /** The WebSocket relay; refusals are a plain status with a one-line body. */
