@@ -1,6 +1,7 @@
 package io.relay.http;
 
 import io.relay.RelayServices;
+import io.relay.http.log.WarningLimiter;
 import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -8,6 +9,7 @@ import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.ExceptionHandler;
 import org.apache.pekko.http.javadsl.server.RejectionHandler;
 import org.apache.pekko.http.javadsl.server.Route;
+import org.slf4j.LoggerFactory;
 
 /** Builds the node's two route trees: the access API and the WebSocket relay. */
 public final class HttpApi extends AllDirectives {
@@ -16,6 +18,8 @@ public final class HttpApi extends AllDirectives {
   private final ActorSystem<?> system;
   private final BooleanSupplier draining;
   private final AdmissionGate admissions;
+  /** Unexpected failures of requests (500s): clients may find a way to cause them. */
+  private final WarningLimiter errors;
 
   /**
    * @param draining whether the node is draining: the relay then refuses new connections with 503
@@ -28,11 +32,15 @@ public final class HttpApi extends AllDirectives {
     this.admissions =
         new AdmissionGate(settings.maxAdmissionsInFlight(), services.metrics().admissionsRefused::inc);
     services.metrics().gauge("relay_admissions_in_flight", "Codes being issued and connections being admitted now", admissions::inFlight);
+    this.errors = WarningLimiter.start(system, LoggerFactory.getLogger(HttpApi.class), settings.logLimitInterval());
   }
 
-  /** The access API; every refusal, including unknown paths, is a JSON error. */
+  /**
+   * The access API; every refusal, including unknown paths, is a JSON error; with CORS for the
+   * configured origins ({@link Cors}).
+   */
   public Route accessRoute() {
-    AccessGuard guard = new AccessGuard(new TokenVerifier(settings));
+    AccessGuard guard = new AccessGuard(new TokenVerifier(settings), errors);
     Route session =
         new SessionRoutes(
                 guard, settings, services.settings(), services.codes(), services.denyList(), services.metrics(), system)
@@ -51,31 +59,32 @@ public final class HttpApi extends AllDirectives {
                     services.settings().statusTimeout().multipliedBy(3),
                     system)
                 .route());
-    return routes.seal(jsonRejections(), jsonExceptions());
+    return new Cors(settings).wrap(routes.seal(jsonRejections(), jsonExceptions(guard)));
   }
 
   /** The WebSocket relay; refusals are a plain status with a one-line body. */
   public Route relayRoute() {
+    // built once: the route numbers the node's connections
+    Route relay =
+        new RelayRoutes(
+                settings,
+                services.settings(),
+                services.codes(),
+                services.denyList(),
+                services.registry(),
+                services.metrics(),
+                system,
+                draining,
+                errors)
+            .route();
     return admissions
-        .admit(
-            RelayRoutes.text(503, "the node is admitting as many clients as it can; retry"),
-            () ->
-                new RelayRoutes(
-                        settings,
-                        services.settings(),
-                        services.codes(),
-                        services.denyList(),
-                        services.registry(),
-                        services.metrics(),
-                        system,
-                        draining)
-                    .route())
+        .admit(RelayRoutes.text(503, "the node is admitting as many clients as it can; retry"), () -> relay)
         .seal();
   }
 
-  private ExceptionHandler jsonExceptions() {
+  private ExceptionHandler jsonExceptions(AccessGuard guard) {
     return ExceptionHandler.newBuilder()
-        .matchAny(failure -> complete(AccessGuard.toResponse(failure)))
+        .matchAny(failure -> complete(guard.toResponse(failure)))
         .build();
   }
 

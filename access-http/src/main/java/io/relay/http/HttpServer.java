@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import io.relay.http.log.ServerLog;
 import io.relay.http.socket.SocketServer;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -29,6 +30,8 @@ public final class HttpServer {
    * @param tls the HTTPS context, or empty for plain HTTP
    * @param sockets what the node's plain-HTTP ports share (connection limit, counters)
    * @param terminationDeadline how long coordinated shutdown lets open requests finish
+   * @param logLimitInterval Pekko HTTP's warnings about requests and connections are logged once of
+   *     a kind per this interval ({@link ServerLog})
    * @return the bound address
    */
   public static CompletionStage<InetSocketAddress> bind(
@@ -39,10 +42,11 @@ public final class HttpServer {
       Route route,
       Optional<HttpsConnectionContext> tls,
       SocketServer.Limits sockets,
-      Duration terminationDeadline) {
+      Duration terminationDeadline,
+      Duration logLimitInterval) {
     return (tls.isPresent()
-            ? bindPekko(system, host, port, route, tls.get(), terminationDeadline)
-            : bindSockets(system, host, port, route, sockets, terminationDeadline))
+            ? bindPekko(system, host, port, route, tls.get(), terminationDeadline, logLimitInterval)
+            : bindSockets(system, host, port, route, sockets, terminationDeadline, logLimitInterval))
         .thenApply(
             address -> {
               LOG.info("{} bound to {}", name, address);
@@ -59,10 +63,17 @@ public final class HttpServer {
 
   /** HTTPS: Pekko HTTP's own binding, on Pekko's TCP and TLS stages. */
   private static CompletionStage<InetSocketAddress> bindPekko(
-      ActorSystem<?> system, String host, int port, Route route, HttpsConnectionContext tls, Duration terminationDeadline) {
+      ActorSystem<?> system,
+      String host,
+      int port,
+      Route route,
+      HttpsConnectionContext tls,
+      Duration terminationDeadline,
+      Duration logLimitInterval) {
     return Http.get(system)
         .newServerAt(host, port)
         .enableHttps(tls)
+        .logTo(ServerLog.start(system, logLimitInterval))
         .bind(route)
         .thenApply(
             binding -> {
@@ -73,9 +84,15 @@ public final class HttpServer {
 
   /** Plain HTTP: Pekko HTTP's server layer on the node's own sockets ({@link SocketServer}). */
   private static CompletionStage<InetSocketAddress> bindSockets(
-      ActorSystem<?> system, String host, int port, Route route, SocketServer.Limits sockets, Duration terminationDeadline) {
+      ActorSystem<?> system,
+      String host,
+      int port,
+      Route route,
+      SocketServer.Limits sockets,
+      Duration terminationDeadline,
+      Duration logLimitInterval) {
     try {
-      SocketServer server = SocketServer.bind(system, host, port, route, sockets);
+      SocketServer server = SocketServer.bind(system, host, port, route, sockets, logLimitInterval);
       CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
       shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "http-unbind-" + server.localAddress(), server::unbind);
       shutdown.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "http-terminate-" + server.localAddress(), () -> server.terminate(terminationDeadline));

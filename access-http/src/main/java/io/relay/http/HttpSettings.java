@@ -3,6 +3,10 @@ package io.relay.http;
 import com.typesafe.config.Config;
 import io.relay.config.SettingsReader;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
  * The access API's and relay server's settings of {@code relay { }}, read once at startup.
@@ -19,6 +23,11 @@ import java.time.Duration;
  * @param tokenLeeway clock skew tolerated when checking {@code exp}, {@code nbf} and {@code iat}
  * @param tlsCert PEM certificate chain, or empty for plain HTTP
  * @param tlsKey PEM private key, or empty for plain HTTP
+ * @param logLimitInterval of each kind of warning that clients can cause, one line is logged per
+ *     this interval and the rest are counted
+ * @param corsOrigins the origins whose pages may call the access API ({@code *}: any); empty for
+ *     no cross-origin access
+ * @param corsMaxAge how long browsers may cache the answer to a preflight
  * @param maxAdmissionsInFlight codes being issued and connections being admitted at once, at most;
  *     more are refused with 503 and Retry-After
  */
@@ -35,6 +44,9 @@ public record HttpSettings(
     Duration tokenLeeway,
     String tlsCert,
     String tlsKey,
+    Duration logLimitInterval,
+    List<String> corsOrigins,
+    Duration corsMaxAge,
     int maxAdmissionsInFlight) {
 
   /**
@@ -42,6 +54,10 @@ public record HttpSettings(
    * using it binds to loopback only and warns loudly.
    */
   public static final String DEV_SECRET = "relay-development-secret-do-not-use-in-production";
+  /** In {@code relay.cors-origins}: pages of any origin may call the access API. */
+  public static final String ANY_ORIGIN = "*";
+  /** An origin as browsers serialize it: scheme, host and an optional port. */
+  private static final Pattern ORIGIN = Pattern.compile("[a-z][a-z0-9+.-]*://[^/?#@\\s]+");
 
   public static HttpSettings create(Config config) {
     SettingsReader r = new SettingsReader(config);
@@ -68,7 +84,30 @@ public record HttpSettings(
         r.duration("relay.token-leeway"),
         tlsCert,
         tlsKey,
+        r.duration("relay.log-limit-interval"),
+        corsOrigins(r.string("relay.cors-origins")),
+        r.duration("relay.cors-max-age"),
         r.integer("relay.max-admissions-in-flight", 1, 1_000_000));
+  }
+
+  /**
+   * The comma list of origins, each {@code *} or {@code scheme://host[:port]} as a browser sends
+   * it in {@code Origin} (no path, no trailing slash).
+   */
+  private static List<String> corsOrigins(String list) {
+    List<String> origins = new ArrayList<>();
+    for (String entry : list.split(",")) {
+      String origin = entry.trim().toLowerCase(Locale.ROOT);
+      if (origin.isEmpty()) {
+        continue;
+      }
+      if (!origin.equals(ANY_ORIGIN) && !ORIGIN.matcher(origin).matches()) {
+        throw SettingsReader.invalid(
+            "relay.cors-origins", "expected * or origins such as https://lab.example.org:8443 (no path), got '" + entry.trim() + "'");
+      }
+      origins.add(origin);
+    }
+    return List.copyOf(origins);
   }
 
   public boolean tls() {

@@ -5,6 +5,7 @@ import io.relay.RelaySettings;
 import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyList;
+import io.relay.http.log.WarningLimiter;
 import io.relay.http.socket.ProtocolSwitch;
 import io.relay.metrics.RelayMetrics;
 import io.relay.topic.Connection;
@@ -63,6 +64,7 @@ final class RelayRoutes extends AllDirectives {
   private final RelayMetrics metrics;
   private final ActorSystem<?> system;
   private final BooleanSupplier draining;
+  private final WarningLimiter errors;
   private final AtomicLong connectionIds = new AtomicLong();
 
   RelayRoutes(
@@ -73,8 +75,10 @@ final class RelayRoutes extends AllDirectives {
       ActorRef<TopicRegistry.Command> registry,
       RelayMetrics metrics,
       ActorSystem<?> system,
-      BooleanSupplier draining) {
+      BooleanSupplier draining,
+      WarningLimiter errors) {
     this.draining = draining;
+    this.errors = errors;
     this.settings = settings;
     this.relaySettings = relaySettings;
     this.codes = codes;
@@ -98,7 +102,7 @@ final class RelayRoutes extends AllDirectives {
                                         "code",
                                         code ->
                                             completeWithFuture(
-                                                accept(path, code, request).exceptionally(RelayRoutes::refusal)))))));
+                                                accept(path, code, request).exceptionally(this::refusal)))))));
   }
 
   private CompletionStage<HttpResponse> accept(String path, Optional<String> code, HttpRequest request) {
@@ -251,8 +255,8 @@ final class RelayRoutes extends AllDirectives {
     };
   }
 
-  private static HttpResponse refusal(Throwable failure) {
-    HttpResponse json = AccessGuard.toResponse(failure);
+  private HttpResponse refusal(Throwable failure) {
+    HttpResponse json = AccessGuard.toResponse(failure, errors);
     Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
     if (cause instanceof ApiException api) {
       HttpResponse response = text(api.status(), api.getMessage());

@@ -9,17 +9,36 @@ import com.auth0.jwt.exceptions.JWTVerificationException;
 import com.auth0.jwt.exceptions.MissingClaimException;
 import com.auth0.jwt.exceptions.SignatureVerificationException;
 import com.auth0.jwt.exceptions.TokenExpiredException;
-import com.auth0.jwt.interfaces.Claim;
 import com.auth0.jwt.interfaces.DecodedJWT;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 
 /**
  * Checks practable-style access tokens: HS256 only, sent raw or as {@code Bearer}, with {@code
- * aud}, {@code exp}, {@code nbf} and {@code iat} checked and {@code scopes} required.
+ * aud}, {@code exp}, {@code nbf} and {@code iat} checked, {@code scopes} required, every claim of
+ * its expected JSON type, and no critical header parameters (the relay understands none). Any
+ * token it cannot accept is a 401, never an internal error.
  */
 final class TokenVerifier {
   private static final String BEARER = "Bearer ";
+  /** Duplicate names in a token's header or claims are refused (RFC 7519 section 4 allows it). */
+  private static final ObjectMapper STRICT_JSON =
+      JsonMapper.builder()
+          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .build();
+  /** A JWS in compact serialization: header, payload and signature. */
+  private static final int SEGMENTS = 3;
+  private static final List<String> NUMERIC_DATES = List.of("exp", "nbf", "iat");
+  private static final List<String> STRINGS = List.of("topic", "prefix", "booking_id");
 
   private final JWTVerifier verifier;
 
@@ -44,7 +63,8 @@ final class TokenVerifier {
    * Verifies the {@code Authorization} header.
    *
    * @throws ApiException 401 for a missing, malformed, wrongly signed, expired, not yet valid or
-   *     wrong-audience token, or one without its required claims
+   *     wrong-audience token, one without its required claims or with a claim of the wrong type, or
+   *     one whose header lists critical parameters
    */
   Claims verify(Optional<String> authorization) {
     String token =
@@ -53,9 +73,19 @@ final class TokenVerifier {
             .map(h -> h.regionMatches(true, 0, BEARER, 0, BEARER.length()) ? h.substring(BEARER.length()).trim() : h)
             .filter(h -> !h.isEmpty())
             .orElseThrow(() -> new ApiException(401, "missing Authorization header with an access token"));
-    DecodedJWT jwt;
     try {
-      jwt = verifier.verify(token);
+      String[] segments = token.split("\\.", -1);
+      if (segments.length != SEGMENTS) {
+        throw new ApiException(401, "token is malformed");
+      }
+      if (json(segments[0]).has("crit")) {
+        // RFC 7515 section 4.1.11: a token whose critical extensions are not understood is invalid
+        throw new ApiException(401, "token header lists critical parameters (crit) this relay does not support");
+      }
+      JsonNode payload = json(segments[1]);
+      checkTypes(payload);
+      DecodedJWT jwt = verifier.verify(token);
+      return claims(payload, jwt);
     } catch (AlgorithmMismatchException e) {
       throw new ApiException(401, "token must be signed with HS256");
     } catch (SignatureVerificationException e) {
@@ -66,19 +96,80 @@ final class TokenVerifier {
       throw new ApiException(401, "token is missing the " + e.getClaimName() + " claim");
     } catch (IncorrectClaimException e) {
       throw new ApiException(401, incorrect(e.getClaimName()));
-    } catch (JWTVerificationException e) {
+    } catch (ApiException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      // JWTDecodeException, and what the JWT library throws for shapes it does not expect (a
+      // payload of JSON null, for one): whatever the token is, it is the client's 401
       throw new ApiException(401, "token is malformed");
     }
-    List<String> scopes = strings(jwt.getClaim("scopes"));
-    if (scopes == null) {
-      throw new ApiException(401, "token scopes claim must be a list of strings");
+  }
+
+  /** Refuses a claim of the wrong JSON type, null included, before the JWT library reads them. */
+  private static void checkTypes(JsonNode payload) {
+    for (String name : NUMERIC_DATES) {
+      if (payload.has(name) && !payload.get(name).isNumber()) {
+        throw wrongType(name, "a number (seconds since the epoch)");
+      }
     }
+    for (String name : STRINGS) {
+      if (payload.has(name) && !payload.get(name).isTextual()) {
+        throw wrongType(name, "a string");
+      }
+    }
+    JsonNode audience = payload.get("aud");
+    if (audience != null && !audience.isTextual() && !isStrings(audience)) {
+      throw wrongType("aud", "a string or a list of strings");
+    }
+    JsonNode scopes = payload.get("scopes");
+    if (scopes != null && !isStrings(scopes)) {
+      throw wrongType("scopes", "a list of strings");
+    }
+  }
+
+  /** The relay's claims of a verified token whose claims have their types. */
+  private static Claims claims(JsonNode payload, DecodedJWT jwt) {
+    List<String> scopes = new ArrayList<>();
+    payload.get("scopes").forEach(scope -> scopes.add(scope.asText()));
     return new Claims(
-        string(jwt.getClaim("topic")),
-        string(jwt.getClaim("prefix")),
-        scopes,
-        string(jwt.getClaim("booking_id")),
+        string(payload, "topic"),
+        string(payload, "prefix"),
+        List.copyOf(scopes),
+        string(payload, "booking_id"),
         jwt.getExpiresAtAsInstant().getEpochSecond());
+  }
+
+  private static boolean isStrings(JsonNode node) {
+    if (!node.isArray()) {
+      return false;
+    }
+    for (JsonNode element : node) {
+      if (!element.isTextual()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static String string(JsonNode payload, String name) {
+    return payload.has(name) ? payload.get(name).asText() : "";
+  }
+
+  private static ApiException wrongType(String claim, String expected) {
+    return new ApiException(401, "token claim " + claim + " must be " + expected);
+  }
+
+  /** A base64url segment of the token as a JSON object. */
+  private static JsonNode json(String segment) {
+    try {
+      JsonNode node = STRICT_JSON.readTree(Base64.getUrlDecoder().decode(segment));
+      if (node == null || !node.isObject()) {
+        throw new ApiException(401, "token is malformed");
+      }
+      return node;
+    } catch (IOException | IllegalArgumentException e) {
+      throw new ApiException(401, "token is malformed");
+    }
   }
 
   private static String incorrect(String claim) {
@@ -88,21 +179,5 @@ final class TokenVerifier {
       case "iat" -> "token is issued in the future";
       default -> "token claim " + claim + " is invalid";
     };
-  }
-
-  private static String string(Claim claim) {
-    String value = claim.isMissing() || claim.isNull() ? null : claim.asString();
-    return value == null ? "" : value;
-  }
-
-  private static List<String> strings(Claim claim) {
-    if (claim.isMissing() || claim.isNull()) {
-      return null;
-    }
-    try {
-      return claim.asList(String.class);
-    } catch (JWTVerificationException e) {
-      return null;
-    }
   }
 }

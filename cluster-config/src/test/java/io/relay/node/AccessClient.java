@@ -8,6 +8,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Map;
 
 /** Calls a node's access API the way practable clients do: the token raw in Authorization. */
 final class AccessClient {
@@ -35,6 +36,13 @@ final class AccessClient {
 
   Answer get(String path, String authorization) {
     return send(HttpRequest.newBuilder(node.access(path)).GET(), authorization);
+  }
+
+  /** A request with any method and headers (Origin, a preflight's Access-Control-Request-*). */
+  Answer request(String method, String path, Map<String, String> headers) {
+    HttpRequest.Builder request = HttpRequest.newBuilder(node.access(path)).method(method, HttpRequest.BodyPublishers.noBody());
+    headers.forEach(request::header);
+    return send(request, null);
   }
 
   /** Exchanges a session token for a one-time relay URI, failing unless it is granted. */

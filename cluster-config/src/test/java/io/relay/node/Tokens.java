@@ -8,10 +8,14 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.PlainJWT;
 import com.nimbusds.jwt.SignedJWT;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Base64;
 import java.util.Date;
 import java.util.List;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Mints tokens with Nimbus JOSE+JWT, an HS256 library independent of the relay's own, so tests
@@ -58,6 +62,25 @@ final class Tokens {
       jwt.sign(new MACSigner(secret.getBytes(StandardCharsets.UTF_8)));
       return jwt.serialize();
     } catch (JOSEException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * A token of exactly this header and these claims (JSON text, whatever their shape), signed
+   * HS256 with the test node's secret.
+   */
+  static String signRaw(String header, String claims) {
+    try {
+      Base64.Encoder base64 = Base64.getUrlEncoder().withoutPadding();
+      String signed =
+          base64.encodeToString(header.getBytes(StandardCharsets.UTF_8))
+              + "."
+              + base64.encodeToString(claims.getBytes(StandardCharsets.UTF_8));
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(TestNode.SECRET.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+      return signed + "." + base64.encodeToString(mac.doFinal(signed.getBytes(StandardCharsets.US_ASCII)));
+    } catch (GeneralSecurityException e) {
       throw new IllegalStateException(e);
     }
   }

@@ -19,6 +19,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import io.relay.http.log.ServerLog;
+import io.relay.http.log.WarningLimiter;
 import org.apache.pekko.Done;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -73,6 +75,8 @@ public final class SocketServer {
   private final Materializer materializer;
   private final ServerSettings settings;
   private final Flow<HttpRequest, HttpResponse, NotUsed> handler;
+  /** Warnings that clients can cause: one of a kind per interval. */
+  private final WarningLimiter warnings;
   /**
    * Pekko HTTP's server layer, built once and materialised per connection (as Pekko's own binding
    * does): building it primes a header parser whose tables every connection then shares.
@@ -113,14 +117,17 @@ public final class SocketServer {
     }
   }
 
-  private SocketServer(ActorSystem<?> system, InetSocketAddress address, Route route, Limits limits) throws IOException {
+  private SocketServer(
+      ActorSystem<?> system, InetSocketAddress address, Route route, Limits limits, Duration logLimitInterval)
+      throws IOException {
     this.system = system;
+    this.warnings = WarningLimiter.start(system, LOG, logLimitInterval);
     this.limits = limits;
     this.headerTimeoutNanos = limits.settings().headerTimeout().toNanos();
     this.materializer = Materializer.matFromSystem(system);
     this.settings = ServerSettings.create(system.classicSystem());
     this.handler = route.flow(system);
-    this.layer = Http.get(system).serverLayer(settings, Optional.empty(), system.classicSystem().log());
+    this.layer = Http.get(system).serverLayer(settings, Optional.empty(), ServerLog.start(system, logLimitInterval));
     this.idleTimeoutNanos = idleTimeoutNanos(settings);
     this.writeBufferBytes =
         (int) system.settings().config().getBytes("pekko.stream.materializer.io.tcp.write-buffer-size").longValue();
@@ -142,10 +149,16 @@ public final class SocketServer {
     limits.slots().onFree(this::onSlotFree);
   }
 
-  /** Binds {@code host:port} and starts accepting, within the node's shared {@code limits}. */
-  public static SocketServer bind(ActorSystem<?> system, String host, int port, Route route, Limits limits) {
+  /**
+   * Binds {@code host:port} and starts accepting, within the node's shared {@code limits}.
+   *
+   * @param logLimitInterval warnings about connections and requests (Pekko HTTP's among them) are
+   *     logged once of a kind per this interval and counted otherwise
+   */
+  public static SocketServer bind(
+      ActorSystem<?> system, String host, int port, Route route, Limits limits, Duration logLimitInterval) {
     try {
-      SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route, limits);
+      SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route, limits, logLimitInterval);
       server.thread.start();
       server.scheduleSweep();
       system.getWhenTerminated().thenRun(server::stop);
@@ -347,7 +360,7 @@ public final class SocketServer {
                   .join(Flow.fromGraph(SocketStage.http(endpoint, writeBufferBytes))))
           .run(materializer);
     } catch (IOException | RuntimeException e) {
-      LOG.warn("could not start serving a connection", e);
+      warnings.warn("could not start serving a connection", e);
       endpoint.close();
     }
   }
@@ -397,7 +410,7 @@ public final class SocketServer {
     try {
       Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread)).join(flow).run(materializer);
     } catch (RuntimeException e) {
-      LOG.warn("could not switch a connection to its new protocol", e);
+      warnings.warn("could not switch a connection to its new protocol", e);
       endpoint.reset();
     }
   }

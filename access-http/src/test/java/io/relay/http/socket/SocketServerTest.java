@@ -74,7 +74,7 @@ class SocketServerTest extends AllDirectives {
                                         entity.getDataBytes().runFold(0L, (n, bytes) -> n + bytes.size(), materializer),
                                         n -> complete(Long.toString(n)))))));
     SocketSettings sockets = SocketSettings.create(ConfigFactory.parseString(config).withFallback(ConfigFactory.load()));
-    server = SocketServer.bind(system, "127.0.0.1", 0, route, SocketServer.Limits.create(sockets));
+    server = SocketServer.bind(system, "127.0.0.1", 0, route, SocketServer.Limits.create(sockets), Duration.ofSeconds(10));
   }
 
   @Test

@@ -1,0 +1,38 @@
+package io.relay.node;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import javax.net.ssl.SSLContext;
+
+/** Sends bytes no HTTP client would send (illegal characters, over-long heads) and reads the answer's status line. */
+final class RawHttp {
+  private static final int TIMEOUT_MILLIS = 10_000;
+
+  private RawHttp() {}
+
+  /**
+   * Writes {@code request} to {@code port} on loopback, over TLS when {@code tls} is set, and
+   * returns the status line of the answer, or what ended the connection instead.
+   */
+  static String exchange(int port, SSLContext tls, String request) {
+    try (Socket socket = tls == null ? new Socket("127.0.0.1", port) : tls.getSocketFactory().createSocket("127.0.0.1", port)) {
+      socket.setSoTimeout(TIMEOUT_MILLIS);
+      socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+      socket.getOutputStream().flush();
+      InputStream in = socket.getInputStream();
+      ByteArrayOutputStream line = new ByteArrayOutputStream();
+      for (int b; (b = in.read()) != -1 && b != '\n'; ) {
+        line.write(b);
+      }
+      return line.size() == 0 ? "(closed without an answer)" : line.toString(StandardCharsets.ISO_8859_1).trim();
+    } catch (SocketTimeoutException e) {
+      return "(no answer within " + TIMEOUT_MILLIS + " ms)";
+    } catch (IOException e) {
+      return "(" + e.getClass().getSimpleName() + ")";
+    }
+  }
+}
