@@ -6,6 +6,7 @@ import ch.qos.logback.core.joran.spi.JoranException;
 import com.typesafe.config.Config;
 import io.relay.config.SettingsReader;
 import java.net.URL;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -19,7 +20,10 @@ import org.slf4j.LoggerFactory;
  */
 final class LogFormat {
   private static final String JSON_CONFIGURATION = "logback-json.xml";
-  /** Longer than the node's coordinated shutdown may take (drain delay, spread, leaving). */
+  /**
+   * How long the exit waits for the actor system to stop before writing what is queued anyway: a
+   * safety net, well past the 30 s the drain and leave take.
+   */
   private static final long FLUSH_DEADLINE_SECONDS = 60;
 
   private LogFormat() {}
@@ -38,17 +42,25 @@ final class LogFormat {
   }
 
   /**
-   * Stops logback once the actor system has terminated, so the lines queued in its async appender
-   * (the drain and shutdown lines among them) are written before the JVM exits. It runs as a JVM
-   * shutdown hook that waits for the termination: the JVM does not exit before its hooks end, and
-   * logback's own shutdown hook would stop logging as soon as the JVM's shutdown begins.
+   * Stops logback once the actor system has stopped its actors, so the lines queued in its async
+   * appender (the drain and shutdown lines among them) are written before the JVM exits. It runs
+   * as a JVM shutdown hook: the JVM does not exit before its hooks end, and logback's own shutdown
+   * hook would stop logging as soon as the JVM's shutdown begins.
+   *
+   * <p>The hook waits for the system's termination callbacks, never for {@code whenTerminated}:
+   * after a cluster Leave or a downing, coordinated shutdown calls {@code System.exit} from inside
+   * {@code whenTerminated}'s completion, and that call waits for this hook while the futures
+   * chained after it are not yet complete, so a hook waiting for one of them would wait out its
+   * whole deadline. Termination callbacks run before {@code whenTerminated} completes.
    */
   static void flushAtExit(ActorSystem<?> system) {
+    CompletableFuture<Void> stopped = new CompletableFuture<>();
+    system.classicSystem().registerOnTermination(() -> stopped.complete(null));
     CoordinatedShutdown.get(system)
         .addJvmShutdownHook(
             () -> {
               try {
-                system.getWhenTerminated().toCompletableFuture().get(FLUSH_DEADLINE_SECONDS, TimeUnit.SECONDS);
+                stopped.get(FLUSH_DEADLINE_SECONDS, TimeUnit.SECONDS);
               } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
               } catch (ExecutionException | TimeoutException e) {

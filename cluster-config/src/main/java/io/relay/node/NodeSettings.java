@@ -16,6 +16,10 @@ import java.util.Set;
  * @param bootstrap what Cluster Bootstrap looks up when {@code discovery} is set
  * @param appVersion this node's {@code pekko.cluster.app-version}
  * @param roles {@code access} and/or {@code relay}
+ * @param host the servers' bind address and the node's cluster hostname
+ * @param managementHost the management port's bind address
+ * @param managementWrites whether the management port accepts cluster writes (with a relay:admin
+ *     token)
  * @param drainDelay how long a draining node keeps serving after /ready turned false
  */
 record NodeSettings(
@@ -25,6 +29,8 @@ record NodeSettings(
     String appVersion,
     Set<String> roles,
     String host,
+    String managementHost,
+    boolean managementWrites,
     int portManagement,
     int portRemote,
     Duration drainDelay,
@@ -75,6 +81,10 @@ record NodeSettings(
     if (roles.isEmpty() || !KNOWN_ROLES.containsAll(roles)) {
       throw SettingsReader.invalid("relay.roles", "expected access, relay or access,relay, got '" + r.string("relay.roles") + "'");
     }
+    String managementHost = r.string("relay.management-host").trim();
+    if (managementHost.isEmpty()) {
+      throw SettingsReader.invalid("relay.management-host", "expected an address to bind, such as 127.0.0.1, the pod IP or 0.0.0.0");
+    }
     return new NodeSettings(
         seeds,
         discovery,
@@ -82,6 +92,8 @@ record NodeSettings(
         appVersion,
         Set.copyOf(roles),
         r.string("relay.host"),
+        managementHost,
+        r.bool("relay.management-writes"),
         r.port("relay.port-management"),
         r.port("relay.port-remote"),
         r.duration("relay.drain-delay"),

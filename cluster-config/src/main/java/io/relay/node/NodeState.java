@@ -1,7 +1,9 @@
 package io.relay.node;
 
+import io.relay.http.AdminGuard;
 import io.relay.metrics.RelayMetrics;
 import java.net.InetSocketAddress;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Extension;
@@ -9,7 +11,7 @@ import org.apache.pekko.actor.typed.ExtensionId;
 
 /**
  * Per-node state that Pekko Management's health checks and routes need: readiness flags, bound
- * addresses and the metrics registry. One instance per actor system.
+ * addresses, the metrics registry and who may write to the cluster. One instance per actor system.
  */
 public final class NodeState implements Extension {
   private static final ExtensionId<NodeState> ID =
@@ -26,6 +28,7 @@ public final class NodeState implements Extension {
   private final AtomicBoolean replicasLoaded = new AtomicBoolean();
   private volatile InetSocketAddress accessAddress;
   private volatile InetSocketAddress relayAddress;
+  private volatile Optional<AdminGuard> clusterWriters;
 
   public static NodeState get(ActorSystem<?> system) {
     return system.registerExtension(ID);
@@ -60,6 +63,20 @@ public final class NodeState implements Extension {
   /** Marks the node as draining; true only for the first call. */
   boolean startDraining() {
     return draining.compareAndSet(false, true);
+  }
+
+  /** Sets who may write to the cluster through the management port; before Pekko Management starts. */
+  void allowClusterWrites(Optional<AdminGuard> writers) {
+    this.clusterWriters = writers;
+  }
+
+  /** The check that cluster writes on the management port must pass, or empty when they are disabled. */
+  Optional<AdminGuard> clusterWriters() {
+    Optional<AdminGuard> writers = clusterWriters;
+    if (writers == null) {
+      throw new IllegalStateException("cluster writes were not configured before Pekko Management started");
+    }
+    return writers;
   }
 
   /** The access API's bound address, or null if this node does not run it. */

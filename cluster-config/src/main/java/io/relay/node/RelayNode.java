@@ -10,6 +10,7 @@ import io.relay.RelayServices;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyList;
+import io.relay.http.AdminGuard;
 import io.relay.http.HttpApi;
 import io.relay.http.HttpServer;
 import io.relay.http.HttpSettings;
@@ -90,6 +91,11 @@ public final class RelayNode {
       throw io.relay.config.SettingsReader.invalid(
           "relay.host", "without RELAY_SECRET the node binds to loopback only; set RELAY_SECRET to bind " + node.host());
     }
+    if (http.devMode() && !isLoopback(node.managementHost())) {
+      throw io.relay.config.SettingsReader.invalid(
+          "relay.management-host",
+          "without RELAY_SECRET the node binds to loopback only; set RELAY_SECRET to bind " + node.managementHost());
+    }
     Config cluster =
         ConfigFactory.empty()
             .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(node.seedNodes()))
@@ -97,6 +103,8 @@ public final class RelayNode {
             .withValue("pekko.cluster.app-version", ConfigValueFactory.fromAnyRef(node.appVersion()))
             // HTTPS ports run on Pekko's own binding: the same limit, per port
             .withValue("pekko.http.server.max-connections", ConfigValueFactory.fromAnyRef(sockets.maxConnections()))
+            .withValue("pekko.management.http.bind-hostname", ConfigValueFactory.fromAnyRef(node.managementHost()))
+            .withValue("pekko.management.http.hostname", ConfigValueFactory.fromAnyRef(managementContactHost(node)))
             .withValue(
                 "pekko.coordinated-shutdown.phases.before-service-unbind.timeout",
                 millis(node.drainDelay().plus(PHASE_MARGIN)))
@@ -105,6 +113,19 @@ public final class RelayNode {
                 millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
     Optional<HttpsConnectionContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
     return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, relay, sockets, tls);
+  }
+
+  /**
+   * The host other nodes reach this node's management port at (its Cluster Bootstrap contact
+   * point): the management host, or the node's own host when the management port binds every
+   * interface.
+   */
+  private static String managementContactHost(NodeSettings node) {
+    try {
+      return InetAddress.getByName(node.managementHost()).isAnyLocalAddress() ? node.host() : node.managementHost();
+    } catch (UnknownHostException e) {
+      return node.managementHost();
+    }
   }
 
   /**
@@ -165,6 +186,7 @@ public final class RelayNode {
           NodeState state = NodeState.get(system);
           RelayServices services = spawnServices(context, settings.relay(), state, node);
           context.spawn(LeaveWatcher.create(), "leave-watcher");
+          state.allowClusterWrites(clusterWriters(settings));
           PekkoManagement.get(system.classicSystem()).start();
           if (!settings.node().discovery().isEmpty()) {
             ClusterBootstrap.get(system.classicSystem()).start();
@@ -174,6 +196,18 @@ public final class RelayNode {
           LogFormat.flushAtExit(system);
           return Behaviors.empty();
         });
+  }
+
+  /** Who may change the cluster through the management port: relay admins if enabled, else nobody. */
+  private static Optional<AdminGuard> clusterWriters(Settings settings) {
+    if (!settings.node().managementWrites()) {
+      LOG.info("management port {}:{} is read-only: cluster writes are disabled (RELAY_MANAGEMENT_WRITES)",
+          settings.node().managementHost(), settings.node().portManagement());
+      return Optional.empty();
+    }
+    LOG.info("management port {}:{} accepts cluster writes with a relay:admin token",
+        settings.node().managementHost(), settings.node().portManagement());
+    return Optional.of(new AdminGuard(settings.http()));
   }
 
   private static RelayServices spawnServices(

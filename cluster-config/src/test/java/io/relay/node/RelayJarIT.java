@@ -18,6 +18,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The packaged jar, run as a user runs it: {@code java -jar relay.jar} with RELAY_SECRET only. */
 class RelayJarIT {
@@ -101,6 +103,66 @@ class RelayJarIT {
     String output = Files.readString(log, StandardCharsets.ISO_8859_1);
     assertTrue(!output.contains(token.split("\\.")[1]) && !output.contains(token.split("\\.")[2]), "the log never holds the token");
     assertTrue(!output.contains(code) && !output.contains("code="), "the log never holds a code or a query string");
+  }
+
+  /**
+   * A node asked to leave exits with status 0; a downed node with Pekko's status for downing, 255
+   * (-1), so that a supervisor sees it did not stop of its own accord.
+   */
+  @ParameterizedTest
+  @CsvSource({"Leave, 0", "Down, 255"})
+  void exitsWithinThirtySecondsOfALeaveOrADownThroughTheManagementPort(String operation, int status) throws Exception {
+    Path log = log("relay-" + operation.toLowerCase(java.util.Locale.ROOT));
+    int management = TestNode.freePort();
+    int remote = TestNode.freePort();
+    int relay = TestNode.freePort();
+    Process node =
+        run(
+            Map.of(
+                "RELAY_SECRET", SECRET,
+                "RELAY_AUDIENCE", TestNode.AUDIENCE,
+                "RELAY_MANAGEMENT_WRITES", "on",
+                "RELAY_PORT_ACCESS", String.valueOf(TestNode.freePort()),
+                "RELAY_PORT_RELAY", String.valueOf(relay),
+                "RELAY_PORT_MANAGEMENT", String.valueOf(management),
+                "RELAY_PORT_REMOTE", String.valueOf(remote),
+                "RELAY_URL", "ws://127.0.0.1:" + relay),
+            log);
+    URI self = URI.create("http://127.0.0.1:" + management + "/cluster/members/pekko://relay@127.0.0.1:" + remote);
+    Waits.await("the jar's /ready answers 200 (log: " + log + ")", Duration.ofSeconds(30), () -> ready(management));
+    String admin = Tokens.sign(Tokens.session(null, List.of("relay:admin"), null).build(), SECRET);
+    HttpResponse<String> asked =
+        http.send(
+            HttpRequest.newBuilder(self)
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .header("Authorization", "Bearer " + admin)
+                .PUT(HttpRequest.BodyPublishers.ofString("operation=" + operation))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, asked.statusCode(), asked.body());
+    long askedAt = System.nanoTime();
+    assertTrue(node.waitFor(30, TimeUnit.SECONDS), "the node exits within 30 s of a " + operation + " (log: " + log + ")");
+    System.out.printf("relay.jar exited %.1f s after a %s%n", (System.nanoTime() - askedAt) / 1e9, operation);
+    assertEquals(status, node.exitValue(), "the exit status after a " + operation + " (log: " + log + ")");
+    String output = Files.readString(log);
+    assertTrue(output.contains("draining: closing"), "the drain ran and its lines were written before the exit: " + log);
+    assertTrue(output.contains("Shutting down"), "the cluster's shutdown lines were written before the exit: " + log);
+    assertTrue(!output.contains(admin), "the log never holds the token");
+  }
+
+  private boolean ready(int managementPort) {
+    try {
+      return http.send(
+                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/ready")).build(),
+                  HttpResponse.BodyHandlers.discarding())
+              .statusCode()
+          == 200;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   @Test

@@ -24,6 +24,8 @@ final class TestNode implements AutoCloseable {
   final int accessPort;
   final int relayPort;
   final int managementPort = freePort();
+  /** The address the management port binds (relay.management-host, by default relay.host). */
+  final String managementHost;
   final int remotePort;
   /** Whether the access and relay ports serve HTTPS and WSS. */
   final boolean tls;
@@ -35,6 +37,7 @@ final class TestNode implements AutoCloseable {
     this.accessPort = (int) overrides.getOrDefault("relay.port-access", freePort());
     this.relayPort = (int) overrides.getOrDefault("relay.port-relay", freePort());
     this.tls = overrides.containsKey("relay.tls-cert");
+    this.managementHost = (String) overrides.getOrDefault("relay.management-host", "127.0.0.1");
     Map<String, Object> settings = new HashMap<>();
     settings.put("relay.secret", SECRET);
     settings.put("relay.audience", AUDIENCE);
@@ -86,7 +89,7 @@ final class TestNode implements AutoCloseable {
   int readyStatus() {
     try {
       return http.send(
-              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/ready")).build(),
+              HttpRequest.newBuilder(management("/ready")).build(),
               HttpResponse.BodyHandlers.discarding())
           .statusCode();
     } catch (IOException e) {
@@ -101,7 +104,7 @@ final class TestNode implements AutoCloseable {
   String metrics() {
     try {
       return http.send(
-              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/metrics")).build(),
+              HttpRequest.newBuilder(management("/metrics")).build(),
               HttpResponse.BodyHandlers.ofString())
           .body();
     } catch (IOException e) {
@@ -127,7 +130,7 @@ final class TestNode implements AutoCloseable {
     try {
       HttpResponse<String> response =
           http.send(
-              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/cluster/members")).build(),
+              HttpRequest.newBuilder(management("/cluster/members")).build(),
               HttpResponse.BodyHandlers.ofString());
       return new com.fasterxml.jackson.databind.ObjectMapper().readTree(response.body()).get("members").size();
     } catch (IOException e) {
@@ -138,25 +141,53 @@ final class TestNode implements AutoCloseable {
     }
   }
 
-  /** Asks the cluster, through this node's management API, to let {@code member} leave. */
+  /**
+   * Asks the cluster, through this node's management API, to let {@code member} leave; this node
+   * needs {@code relay.management-writes} on.
+   */
   void leave(TestNode member) {
+    HttpResponse<String> response =
+        managementWrite("PUT", "/cluster/members/" + member.address(), "operation=Leave", Tokens.admin("relay:admin"));
+    if (response.statusCode() != 200) {
+      throw new AssertionError("leave was refused: " + response.statusCode() + " " + response.body());
+    }
+  }
+
+  /**
+   * A form-encoded request with {@code method} to this node's management port; {@code
+   * authorization} is sent as the Authorization header unless null.
+   */
+  HttpResponse<String> managementWrite(String method, String path, String form, String authorization) {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(management(path))
+            .timeout(Duration.ofSeconds(10))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .method(method, HttpRequest.BodyPublishers.ofString(form));
+    if (authorization != null) {
+      request.header("Authorization", authorization);
+    }
     try {
-      HttpResponse<String> response =
-          http.send(
-              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/cluster/members/" + member.address()))
-                  .header("Content-Type", "application/x-www-form-urlencoded")
-                  .PUT(HttpRequest.BodyPublishers.ofString("operation=Leave"))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
-      if (response.statusCode() != 200) {
-        throw new AssertionError("leave was refused: " + response.statusCode() + " " + response.body());
-      }
+      return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {
-      throw new AssertionError("leave request failed", e);
+      throw new AssertionError(method + " " + path + " on the management port failed", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
     }
+  }
+
+  /** A GET on this node's management port. */
+  HttpResponse<String> managementGet(String path) throws IOException {
+    try {
+      return http.send(HttpRequest.newBuilder(management(path)).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  URI management(String path) {
+    return URI.create("http://" + managementHost + ":" + managementPort + path);
   }
 
   URI access(String pathAndQuery) {
@@ -170,7 +201,7 @@ final class TestNode implements AutoCloseable {
   /** Polls {@code /ready} until it answers 200, failing with what it last saw. */
   void awaitReady(Duration timeout) {
     String[] last = {"no answer"};
-    URI ready = URI.create("http://127.0.0.1:" + managementPort + "/ready");
+    URI ready = management("/ready");
     Waits.await(
         "the node is ready",
         timeout,

@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -22,6 +23,7 @@ import io.fabric8.kubernetes.api.model.gatewayapi.v1.HTTPRoute;
 import io.fabric8.kubernetes.api.model.networking.v1.Ingress;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
@@ -205,11 +207,27 @@ class KubernetesManifestsTest {
     NetworkPolicy policy = Manifests.one(base, NetworkPolicy.class, "relay");
     int management = NODE.getInt("relay.port-management");
     int remoting = NODE.getInt("relay.port-remote");
+    Set<Integer> public_ = Set.of(NODE.getInt("relay.port-access"), NODE.getInt("relay.port-relay"));
+    Map<String, String> podLabels = deployment.getSpec().getTemplate().getMetadata().getLabels();
     for (NetworkPolicyIngressRule rule : policy.getSpec().getIngress()) {
+      assertFalse(rule.getPorts() == null || rule.getPorts().isEmpty(), "every rule names its ports (one without opens them all): " + rule);
       Set<Integer> ports = rule.getPorts().stream().map(p -> p.getPort().getIntVal()).collect(Collectors.toSet());
-      if (ports.contains(management) || ports.contains(remoting)) {
-        assertFalse(rule.getFrom() == null || rule.getFrom().isEmpty(), "ports " + ports + " are open to a named set of peers only");
-        rule.getFrom().forEach(peer -> assertEquals(null, peer.getIpBlock(), "no IP block reaches management or remoting"));
+      if (!ports.contains(management) && !ports.contains(remoting)) {
+        assertTrue(public_.containsAll(ports), "only the access and relay ports are open to every pod: " + ports);
+        continue;
+      }
+      assertFalse(rule.getFrom() == null || rule.getFrom().isEmpty(), "ports " + ports + " are open to a named set of peers only");
+      for (NetworkPolicyPeer peer : rule.getFrom()) {
+        assertEquals(null, peer.getIpBlock(), "no IP block reaches management or remoting");
+        boolean relayPods = peer.getNamespaceSelector() == null && selects(peer.getPodSelector(), podLabels);
+        boolean namedNamespace =
+            peer.getNamespaceSelector() != null
+                && peer.getNamespaceSelector().getMatchLabels() != null
+                && !peer.getNamespaceSelector().getMatchLabels().isEmpty();
+        assertTrue(relayPods || namedNamespace, "ports " + ports + ": a peer is the relay pods or one named namespace, never every pod or namespace (an ingress controller among them): " + peer);
+        if (ports.contains(remoting)) {
+          assertTrue(relayPods, "remoting is open to relay pods only: " + peer);
+        }
       }
     }
     for (Service service : base.stream().filter(Service.class::isInstance).map(Service.class::cast).toList()) {
@@ -217,6 +235,60 @@ class KubernetesManifestsTest {
       assertEquals("ClusterIP", type, service.getMetadata().getName() + " stays cluster-internal; ingresses expose the relay");
       service.getSpec().getPorts().forEach(p -> assertNotEquals(remoting, p.getPort().intValue(), "remoting is never a Service port"));
     }
+  }
+
+  /** Whether {@code selector} has labels and all of them are on the pods labelled {@code labels}. */
+  private static boolean selects(LabelSelector selector, Map<String, String> labels) {
+    return selector != null
+        && selector.getMatchLabels() != null
+        && !selector.getMatchLabels().isEmpty()
+        && labels.entrySet().containsAll(selector.getMatchLabels().entrySet());
+  }
+
+  @Test
+  void noIngressOrRouteReachesTheManagementPort() {
+    Set<String> exposed = Set.of("relay-access", "relay-websocket");
+    int management = NODE.getInt("relay.port-management");
+    for (HasMetadata object : Manifests.objectsIn(OVERLAYS)) {
+      if (object instanceof Ingress ingress) {
+        for (var rule : ingress.getSpec().getRules()) {
+          for (var path : rule.getHttp().getPaths()) {
+            var backend = path.getBackend().getService();
+            assertTrue(exposed.contains(backend.getName()), ingress.getMetadata().getName() + " routes to " + backend.getName());
+            assertFalse("management".equals(backend.getPort().getName()) || Integer.valueOf(management).equals(backend.getPort().getNumber()), ingress.getMetadata().getName() + " routes to the management port");
+          }
+        }
+        assertEquals(null, ingress.getSpec().getDefaultBackend(), ingress.getMetadata().getName() + " has no default backend");
+      } else if (object instanceof HTTPRoute route) {
+        for (var rule : route.getSpec().getRules()) {
+          for (var backend : rule.getBackendRefs()) {
+            assertTrue(exposed.contains(backend.getName()), route.getMetadata().getName() + " routes to " + backend.getName());
+            assertNotEquals(management, backend.getPort(), route.getMetadata().getName() + " routes to the management port");
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void theManagementPortServesProbesOnThePodIpAndIsReadOnly() {
+    EnvVar host = container.getEnv().stream().filter(e -> e.getName().equals("RELAY_MANAGEMENT_HOST")).findFirst().orElse(null);
+    boolean podIp =
+        host == null // the default, RELAY_HOST: the pod IP
+            || "0.0.0.0".equals(host.getValue())
+            || (host.getValueFrom() != null && "status.podIP".equals(host.getValueFrom().getFieldRef().getFieldPath()));
+    assertTrue(podIp, "kubelet probes, Prometheus and bootstrap probes reach the management port at the pod IP: " + host);
+    Map<String, String> settings = new java.util.HashMap<>(env());
+    for (Path dir : kustomizationDirs()) {
+      for (JsonNode generator : Manifests.yaml(dir.resolve("kustomization.yaml")).path("configMapGenerator")) {
+        for (JsonNode literal : generator.path("literals")) {
+          String[] kv = literal.asText().split("=", 2);
+          settings.put(kv[0], kv.length > 1 ? kv[1] : "");
+        }
+      }
+    }
+    String writes = settings.getOrDefault("RELAY_MANAGEMENT_WRITES", NODE.getString("relay.management-writes"));
+    assertTrue(Set.of("off", "false", "no").contains(writes), "cluster writes on the management port stay off: RELAY_MANAGEMENT_WRITES=" + writes);
   }
 
   @Test
