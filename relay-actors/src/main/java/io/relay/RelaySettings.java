@@ -17,6 +17,7 @@ import java.time.Duration;
  * @param codeSweepInterval how often expired codes are removed from the replicated maps
  * @param replicationTimeout timeout of majority reads and writes of codes and the deny list
  * @param denySweepInterval how often expired deny and allow entries are removed
+ * @param denyMaxLifetime how far ahead a deny's or allow's {@code exp} may lie
  * @param claims the claim and hold-down timings
  * @param drainSpread how long a draining node takes to close all its connections with 1001
  * @param statusTimeout how long a cluster-wide status waits for each node's reports
@@ -33,6 +34,7 @@ public record RelaySettings(
     Duration codeSweepInterval,
     Duration replicationTimeout,
     Duration denySweepInterval,
+    Duration denyMaxLifetime,
     Claims claims,
     Duration drainSpread,
     Duration statusTimeout,
@@ -70,6 +72,7 @@ public record RelaySettings(
         r.duration("relay.code-sweep-interval"),
         r.duration("relay.replication-timeout"),
         r.duration("relay.deny-sweep-interval"),
+        r.duration("relay.deny-max-lifetime"),
         new Claims(
             r.bool("relay.claims.announce"),
             r.duration("relay.claims.digest-interval"),

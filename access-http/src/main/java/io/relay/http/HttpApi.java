@@ -36,10 +36,18 @@ public final class HttpApi extends AllDirectives {
                     services.settings(),
                     services.codes(),
                     services.denyList(),
+                    services.denyListStatus()::isRead,
                     services.metrics(),
                     system)
                 .route(),
-            new BidsRoutes(guard, settings, services.denyList(), services.metrics(), system)
+            new BidsRoutes(
+                    guard,
+                    settings,
+                    services.settings().denyMaxLifetime(),
+                    services.denyList(),
+                    services.denyListStatus()::isRead,
+                    services.metrics(),
+                    system)
                 .route(),
             new StatusRoutes(
                     guard,
@@ -57,6 +65,7 @@ public final class HttpApi extends AllDirectives {
             services.settings(),
             services.codes(),
             services.denyList(),
+            services.denyListStatus()::isRead,
             services.registry(),
             services.metrics(),
             system,
