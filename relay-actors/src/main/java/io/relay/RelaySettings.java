@@ -52,8 +52,12 @@ public record RelaySettings(
   public record Claims(
       boolean announce, Duration digestInterval, Duration holdDown, Duration maxHoldDown, Duration flapWindow) {}
 
-  /** Number of replicated maps the codes are spread over (fixed: keys can never be reused). */
-  public static final int CODE_SHARDS = 64;
+  /**
+   * Number of replicated maps the codes (and their redemption records) are spread over; fixed, since
+   * every node must look for a code in the same map. Sized so that each map stays well under
+   * Artery's maximum frame size at 3,000 codes/s: docs/cluster.md, "Sizing the replicated maps".
+   */
+  public static final int CODE_SHARDS = 2048;
 
   public static RelaySettings create(Config config) {
     SettingsReader r = new SettingsReader(config);
