@@ -134,8 +134,8 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private final Map<String, Integer> shardOfKey = new HashMap<>();
   private final DenyView view;
   private final Membership membership;
-  /** Writes of new bookings awaiting their majority: they count against the capacity already. */
-  private int pendingNew;
+  /** New bookings whose writes await their majority (with how many writes): they take places already. */
+  private final Map<String, Integer> pendingNew = new HashMap<>();
   private long lastFullWarning = Long.MIN_VALUE;
   /** Incremented whenever a load starts or is abandoned; answers of older rounds are not counted. */
   private int round;
@@ -256,7 +256,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
       return this;
     }
     if (grows) {
-      pendingNew++;
+      pendingNew.merge(set.bookingId(), 1, Integer::sum);
     }
     BookingState state = new BookingState(set.denied(), set.expiresAt());
     int perShard = capacity.perShard();
@@ -272,9 +272,15 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     return this;
   }
 
-  /** Whether the list holds as many live entries (with writes in flight) as it may. */
+  /** Whether the list holds as many live entries (with new bookings in flight) as it may. */
   private boolean isFull(long now) {
-    return view.entries() + pendingNew >= capacity.total() && view.live(now) + pendingNew >= capacity.total();
+    int pending = 0;
+    for (String bookingId : pendingNew.keySet()) {
+      if (!view.contains(capacity.shardOf(bookingId), bookingId)) {
+        pending++; // not yet in the view by a change notification
+      }
+    }
+    return view.entries() + pending >= capacity.total() && view.live(now) + pending >= capacity.total();
   }
 
   /**
@@ -312,7 +318,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private Behavior<Command> onSetResponse(SetResponse response) {
     Set set = response.request();
     if (response.grows()) {
-      pendingNew--;
+      pendingNew.computeIfPresent(set.bookingId(), (id, writes) -> writes == 1 ? null : writes - 1);
     }
     if (response.response() instanceof Replicator.UpdateSuccess) {
       long now = clockSeconds.getAsLong();
