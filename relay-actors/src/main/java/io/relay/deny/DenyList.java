@@ -5,7 +5,6 @@ import io.relay.ddata.ReplicatedMaps;
 import io.relay.topic.Cancel;
 import io.relay.topic.TopicRegistry;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -137,13 +136,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   /** New bookings whose writes await their majority (with how many writes): they take places already. */
   private final Map<String, Integer> pendingNew = new HashMap<>();
   private long lastFullWarning = Long.MIN_VALUE;
-  /** Incremented whenever a load starts or is abandoned; answers of older rounds are not counted. */
-  private int round;
-  private boolean loading;
-  private long loadStarted;
-  private final ArrayDeque<Integer> toLoad = new ArrayDeque<>();
-  private int loadsInFlight;
-  private int shardsLoaded;
+  private final ShardReads reads;
 
   /**
    * @param cancels the cluster's cancel channel
@@ -199,6 +192,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     this.self = DistributedData.get(context.getSystem()).selfUniqueAddress();
     this.keys = IntStream.range(0, capacity.shards()).mapToObj(DenyList::key).toList();
     this.view = new DenyView(capacity.shards());
+    this.reads = new ShardReads(capacity.shards(), LOAD_WINDOW);
     Cluster cluster = Cluster.get(context.getSystem());
     this.membership = new Membership(cluster.selfMember().uniqueAddress());
     status.read(false);
@@ -385,26 +379,22 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   private Behavior<Command> onMembership(Membership.Change change) {
     if (change == Membership.Change.MAJORITY_LOST) {
-      round++;
-      loading = false;
-      toLoad.clear();
+      reads.abandon();
       if (status.isRead()) {
         status.read(false);
         context.getLog().warn(
             "lost sight of a majority of nodes ({}): issuing no codes and admitting no connections until the deny list is read again",
             membership);
       }
-    } else if (change == Membership.Change.MAJORITY_REACHABLE && !status.isRead() && !loading) {
-      loading = true;
-      loadStarted = System.nanoTime();
-      context.getSelf().tell(new StartLoad(++round, 1));
+    } else if (change == Membership.Change.MAJORITY_REACHABLE && !status.isRead() && !reads.isActive()) {
+      context.getSelf().tell(new StartLoad(reads.begin(), 1));
     }
     return this;
   }
 
   /** Reads start once the replicator knows every Up member, so that a majority means a majority. */
   private Behavior<Command> onStartLoad(StartLoad start) {
-    if (start.round() == round && loading) {
+    if (reads.isCurrent(start.round())) {
       replicator.askReplicaCount(Replicator.GetReplicaCount::new, count -> new Replicas(count.n(), start));
     }
     return this;
@@ -412,31 +402,24 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   private Behavior<Command> onReplicas(Replicas replicas) {
     StartLoad start = replicas.start();
-    if (start.round() != round || !loading) {
+    if (!reads.isCurrent(start.round())) {
       return this;
     }
     if (replicas.count() < membership.upCount() && start.attempt() < REPLICAS_ATTEMPTS) {
-      timers.startSingleTimer(new StartLoad(round, start.attempt() + 1), REPLICAS_RETRY);
+      timers.startSingleTimer(new StartLoad(start.round(), start.attempt() + 1), REPLICAS_RETRY);
       return this;
     }
-    toLoad.clear();
-    for (int shard = 0; shard < keys.size(); shard++) {
-      toLoad.add(shard);
-    }
-    loadsInFlight = 0;
-    shardsLoaded = 0;
-    loadNext();
+    reads.queueAll();
+    readNext();
     return this;
   }
 
-  private void loadNext() {
-    while (loadsInFlight < LOAD_WINDOW && !toLoad.isEmpty()) {
-      int shard = toLoad.poll();
-      int r = round;
-      loadsInFlight++;
+  private void readNext() {
+    int round = reads.round();
+    for (int shard : reads.next()) {
       replicator.askGet(
           replyTo -> new Replicator.Get<>(keys.get(shard), new Replicator.ReadMajority(settings.replicationTimeout()), replyTo),
-          response -> new Loaded(response, shard, r));
+          response -> new Loaded(response, shard, round));
     }
   }
 
@@ -444,35 +427,31 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     if (loaded.response() instanceof Replicator.GetSuccess<LWWMap<String, BookingState>> success) {
       apply(loaded.shard(), success.dataValue());
     }
-    if (loaded.round() != round || !loading) {
+    if (!reads.isCurrent(loaded.round())) {
       return this;
     }
-    loadsInFlight--;
-    boolean read =
-        loaded.response() instanceof Replicator.GetSuccess || loaded.response() instanceof Replicator.NotFound;
-    if (!read) {
-      timers.startSingleTimer(new LoadAgain(loaded.shard(), round), settings.replicationTimeout());
+    if (!(loaded.response() instanceof Replicator.GetSuccess || loaded.response() instanceof Replicator.NotFound)) {
+      reads.failed();
+      timers.startSingleTimer(new LoadAgain(loaded.shard(), loaded.round()), settings.replicationTimeout());
       return this;
     }
-    shardsLoaded++;
-    if (shardsLoaded == keys.size()) {
-      loading = false;
+    if (reads.succeeded()) {
       status.read(true);
       context.getLog().info(
           "deny list read from a majority: {} entries in {} shards, in {} ms",
           view.entries(),
           keys.size(),
-          (System.nanoTime() - loadStarted) / 1_000_000);
+          reads.elapsedMillis());
     } else {
-      loadNext();
+      readNext();
     }
     return this;
   }
 
   private Behavior<Command> onLoadAgain(LoadAgain again) {
-    if (again.round() == round && loading) {
-      toLoad.add(again.shard());
-      loadNext();
+    if (reads.isCurrent(again.round())) {
+      reads.again(again.shard());
+      readNext();
     }
     return this;
   }
