@@ -17,6 +17,7 @@ import java.time.Duration;
  * @param codeSweepInterval how often expired codes are removed from the replicated maps
  * @param replicationTimeout timeout of majority reads and writes of codes and the deny list
  * @param denySweepInterval how often expired deny and allow entries are removed
+ * @param denyMaxLifetime how far ahead a deny's or allow's {@code exp} may lie
  * @param claims the claim and hold-down timings
  * @param drainSpread how long a draining node takes to close all its connections with 1001
  * @param statusTimeout how long a cluster-wide status waits for each node's reports
@@ -35,6 +36,7 @@ public record RelaySettings(
     Duration codeSweepInterval,
     Duration replicationTimeout,
     Duration denySweepInterval,
+    Duration denyMaxLifetime,
     Claims claims,
     Duration drainSpread,
     Duration statusTimeout,
@@ -53,8 +55,12 @@ public record RelaySettings(
   public record Claims(
       boolean announce, Duration digestInterval, Duration holdDown, Duration maxHoldDown, Duration flapWindow) {}
 
-  /** Number of replicated maps the codes are spread over (fixed: keys can never be reused). */
-  public static final int CODE_SHARDS = 64;
+  /**
+   * Number of replicated maps the codes (and their redemption records) are spread over; fixed, since
+   * every node must look for a code in the same map. Sized so that each map stays well under
+   * Artery's maximum frame size at 3,000 codes/s: docs/cluster.md, "Sizing the replicated maps".
+   */
+  public static final int CODE_SHARDS = 2048;
 
   public static RelaySettings create(Config config) {
     SettingsReader r = new SettingsReader(config);
@@ -73,6 +79,7 @@ public record RelaySettings(
         r.duration("relay.code-sweep-interval"),
         r.duration("relay.replication-timeout"),
         r.duration("relay.deny-sweep-interval"),
+        r.duration("relay.deny-max-lifetime"),
         new Claims(
             r.bool("relay.claims.announce"),
             r.duration("relay.claims.digest-interval"),

@@ -1,12 +1,15 @@
 package io.relay.http;
 
 import io.relay.Ask;
+import io.relay.deny.DenyCapacity;
 import io.relay.deny.DenyList;
 import io.relay.metrics.RelayMetrics;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -14,25 +17,37 @@ import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
-/** {@code /bids/deny} and {@code /bids/allow}: the cluster-wide deny list, for relay admins. */
+/**
+ * {@code /bids/deny} and {@code /bids/allow}: the cluster-wide deny list, for relay admins. A booking
+ * id is at most {@link DenyCapacity#MAX_BOOKING_ID_BYTES} bytes and {@code exp} lies in the future,
+ * at most {@code deny-max-lifetime} ahead (400 otherwise); a new booking beyond the list's capacity
+ * gets 507.
+ */
 final class BidsRoutes extends AllDirectives {
   private static final String ADMIN = "relay:admin";
 
   private final AccessGuard guard;
   private final HttpSettings settings;
+  private final Duration maxLifetime;
   private final ActorRef<DenyList.Command> denyList;
+  private final BooleanSupplier denyListRead;
   private final RelayMetrics metrics;
   private final ActorSystem<?> system;
 
+  /** @param maxLifetime how far ahead {@code exp} may lie */
   BidsRoutes(
       AccessGuard guard,
       HttpSettings settings,
+      Duration maxLifetime,
       ActorRef<DenyList.Command> denyList,
+      BooleanSupplier denyListRead,
       RelayMetrics metrics,
       ActorSystem<?> system) {
     this.guard = guard;
     this.settings = settings;
+    this.maxLifetime = maxLifetime;
     this.denyList = denyList;
+    this.denyListRead = denyListRead;
     this.metrics = metrics;
     this.system = system;
   }
@@ -71,23 +86,67 @@ final class BidsRoutes extends AllDirectives {
   private CompletionStage<HttpResponse> set(Optional<String> bid, Optional<String> exp, boolean denied) {
     String bookingId =
         bid.filter(b -> !b.isBlank()).orElseThrow(() -> new ApiException(400, "missing bid parameter"));
+    if (!DenyCapacity.fits(bookingId)) {
+      metrics.limitRefusals.labelValues("booking_id_length").inc();
+      throw new ApiException(400, "bid must be at most " + DenyCapacity.MAX_BOOKING_ID_BYTES + " bytes (UTF-8)");
+    }
     long expiresAt = exp.map(BidsRoutes::epochSeconds).orElseThrow(() -> new ApiException(400, "missing exp parameter"));
-    return Ask.<DenyList.Command, Boolean>ask(
+    checkLifetime(expiresAt, System.currentTimeMillis() / 1000);
+    requireRead();
+    return Ask.<DenyList.Command, DenyList.Outcome>ask(
             denyList,
             replyTo -> new DenyList.Set(bookingId, denied, expiresAt, replyTo),
             settings.askTimeout(),
             system)
         .thenApply(
-            stored -> {
-              if (!stored) {
-                return Json.error(503, "could not replicate the change to a majority of nodes; try again");
-              }
-              (denied ? metrics.denies : metrics.allows).inc();
-              return HttpResponse.create().withStatus(StatusCodes.NO_CONTENT);
-            });
+            outcome ->
+                switch (outcome) {
+                  case STORED -> {
+                    (denied ? metrics.denies : metrics.allows).inc();
+                    yield HttpResponse.create().withStatus(StatusCodes.NO_CONTENT);
+                  }
+                  case FULL -> {
+                    metrics.limitRefusals.labelValues("deny_capacity").inc();
+                    yield Json.error(
+                        507,
+                        "the deny list is full ("
+                            + DenyCapacity.DEFAULT.total()
+                            + " bookings); new bookings are refused until entries expire");
+                  }
+                  case UNREAD -> throw unread();
+                  case UNAVAILABLE -> Json.error(503, "could not replicate the change to a majority of nodes; try again");
+                });
+  }
+
+  /** {@code exp} must lie in the future and at most {@code maxLifetime} ahead of {@code now}. */
+  private void checkLifetime(long expiresAt, long now) {
+    if (expiresAt <= now) {
+      metrics.limitRefusals.labelValues("deny_exp").inc();
+      throw new ApiException(400, "exp must be a unix time in seconds in the future");
+    }
+    if (expiresAt - now > maxLifetime.toSeconds()) {
+      metrics.limitRefusals.labelValues("deny_exp").inc();
+      throw new ApiException(400, "exp must be at most " + describe(maxLifetime) + " ahead");
+    }
+  }
+
+  private void requireRead() {
+    if (!denyListRead.getAsBoolean()) {
+      throw unread();
+    }
+  }
+
+  private ApiException unread() {
+    metrics.unreadRefusals.labelValues("bids").inc();
+    return new ApiException(503, "this node has not read the deny list from a majority of nodes yet; try again");
+  }
+
+  private static String describe(Duration duration) {
+    return duration.toSeconds() % 86_400 == 0 ? duration.toDays() + " days" : duration.toSeconds() + " seconds";
   }
 
   private CompletionStage<HttpResponse> read(boolean denied) {
+    requireRead();
     return Ask.<DenyList.Command, List<String>>ask(
             denyList,
             replyTo -> new DenyList.ListBookings(denied, replyTo),

@@ -43,7 +43,14 @@ public final class HttpApi extends AllDirectives {
     AccessGuard guard = new AccessGuard(new TokenVerifier(settings), errors);
     Route session =
         new SessionRoutes(
-                guard, settings, services.settings(), services.codes(), services.denyList(), services.metrics(), system)
+                guard,
+                settings,
+                services.settings(),
+                services.codes(),
+                services.denyList(),
+                services.denyListStatus()::isRead,
+                services.metrics(),
+                system)
             .route();
     HttpResponse busy = Json.error(503, "the node is admitting as many clients as it can; retry");
     Route routes =
@@ -51,7 +58,14 @@ public final class HttpApi extends AllDirectives {
             // only code requests count as admissions: /bids and /status stay open under a flood
             pathPrefixTest("session", () -> post(() -> admissions.admit(busy, () -> session))),
             session,
-            new BidsRoutes(guard, settings, services.denyList(), services.metrics(), system)
+            new BidsRoutes(
+                    guard,
+                    settings,
+                    services.settings().denyMaxLifetime(),
+                    services.denyList(),
+                    services.denyListStatus()::isRead,
+                    services.metrics(),
+                    system)
                 .route(),
             new StatusRoutes(
                     guard,
@@ -71,6 +85,7 @@ public final class HttpApi extends AllDirectives {
                 services.settings(),
                 services.codes(),
                 services.denyList(),
+                services.denyListStatus()::isRead,
                 services.registry(),
                 services.metrics(),
                 system,

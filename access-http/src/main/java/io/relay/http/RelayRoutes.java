@@ -60,6 +60,7 @@ final class RelayRoutes extends AllDirectives {
   private final RelaySettings relaySettings;
   private final ActorRef<CodeStore.Command> codes;
   private final ActorRef<DenyList.Command> denyList;
+  private final BooleanSupplier denyListRead;
   private final ActorRef<TopicRegistry.Command> registry;
   private final RelayMetrics metrics;
   private final ActorSystem<?> system;
@@ -72,6 +73,7 @@ final class RelayRoutes extends AllDirectives {
       RelaySettings relaySettings,
       ActorRef<CodeStore.Command> codes,
       ActorRef<DenyList.Command> denyList,
+      BooleanSupplier denyListRead,
       ActorRef<TopicRegistry.Command> registry,
       RelayMetrics metrics,
       ActorSystem<?> system,
@@ -83,6 +85,7 @@ final class RelayRoutes extends AllDirectives {
     this.relaySettings = relaySettings;
     this.codes = codes;
     this.denyList = denyList;
+    this.denyListRead = denyListRead;
     this.registry = registry;
     this.metrics = metrics;
     this.system = system;
@@ -110,6 +113,9 @@ final class RelayRoutes extends AllDirectives {
       String topic = TopicPath.parse(path);
       if (draining.getAsBoolean()) {
         throw new ApiException(503, "node is draining; reconnect with a new code");
+      }
+      if (!denyListRead.getAsBoolean()) {
+        throw unread();
       }
       Optional<WebSocketUpgrade> upgrade = request.getAttribute(AttributeKeys.webSocketUpgrade);
       if (upgrade.isEmpty()) {
@@ -142,14 +148,17 @@ final class RelayRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> admit(CodeGrant grant, HttpRequest request, WebSocketUpgrade upgrade) {
-    return Ask.<DenyList.Command, Boolean>ask(
+    return Ask.<DenyList.Command, DenyList.Verdict>ask(
             denyList,
             replyTo -> new DenyList.Check(grant.bookingId(), replyTo),
             settings.askTimeout(),
             system)
         .thenCompose(
-            denied -> {
-              if (denied) {
+            verdict -> {
+              if (verdict == DenyList.Verdict.UNREAD) {
+                throw unread();
+              }
+              if (verdict == DenyList.Verdict.DENIED) {
                 metrics.codesRefused.labelValues("denied").inc();
                 throw new ApiException(403, "booking denied");
               }
@@ -238,6 +247,12 @@ final class RelayRoutes extends AllDirectives {
                 .flatMap(a -> a.getAddress())
                 .map(a -> a.getHostAddress())
                 .orElse("unknown"));
+  }
+
+  /** A node that has not read the deny list from a majority cannot tell a cancelled booking: 503. */
+  private ApiException unread() {
+    metrics.unreadRefusals.labelValues("relay").inc();
+    return new ApiException(503, "this node has not read the deny list yet; retry");
   }
 
   private ApiException refused(String reason, String message) {

@@ -4,6 +4,7 @@ import io.relay.Ask;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
+import io.relay.deny.DenyCapacity;
 import io.relay.deny.DenyList;
 import io.relay.http.TokenVerifier.Claims;
 import io.relay.metrics.RelayMetrics;
@@ -11,6 +12,7 @@ import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -26,6 +28,7 @@ final class SessionRoutes extends AllDirectives {
   private final RelaySettings relaySettings;
   private final ActorRef<CodeStore.Command> codes;
   private final ActorRef<DenyList.Command> denyList;
+  private final BooleanSupplier denyListRead;
   private final RelayMetrics metrics;
   private final ActorSystem<?> system;
   private final SecureRandom random = new SecureRandom();
@@ -36,6 +39,7 @@ final class SessionRoutes extends AllDirectives {
       RelaySettings relaySettings,
       ActorRef<CodeStore.Command> codes,
       ActorRef<DenyList.Command> denyList,
+      BooleanSupplier denyListRead,
       RelayMetrics metrics,
       ActorSystem<?> system) {
     this.guard = guard;
@@ -43,6 +47,7 @@ final class SessionRoutes extends AllDirectives {
     this.relaySettings = relaySettings;
     this.codes = codes;
     this.denyList = denyList;
+    this.denyListRead = denyListRead;
     this.metrics = metrics;
     this.system = system;
   }
@@ -80,18 +85,32 @@ final class SessionRoutes extends AllDirectives {
     if (claims.bookingId().isEmpty() && !settings.allowNoBookingId()) {
       throw new ApiException(401, "token is missing the booking_id claim");
     }
-    return Ask.<DenyList.Command, Boolean>ask(
+    if (!DenyCapacity.fits(claims.bookingId())) {
+      metrics.limitRefusals.labelValues("booking_id_length").inc();
+      throw new ApiException(
+          400, "token booking_id must be at most " + DenyCapacity.MAX_BOOKING_ID_BYTES + " bytes (UTF-8)");
+    }
+    if (!denyListRead.getAsBoolean()) {
+      throw unread();
+    }
+    return Ask.<DenyList.Command, DenyList.Verdict>ask(
             denyList,
             replyTo -> new DenyList.Check(claims.bookingId(), replyTo),
             settings.askTimeout(),
             system)
         .thenCompose(
-            denied -> {
-              if (denied) {
-                throw new ApiException(400, "booking " + claims.bookingId() + " is deny-listed");
-              }
-              return store(topic, claims);
-            });
+            verdict ->
+                switch (verdict) {
+                  case DENIED -> throw new ApiException(400, "booking " + claims.bookingId() + " is deny-listed");
+                  case UNREAD -> throw unread();
+                  case ALLOWED -> store(topic, claims);
+                });
+  }
+
+  /** A node that has not read the deny list from a majority cannot tell a cancelled booking: 503. */
+  private ApiException unread() {
+    metrics.unreadRefusals.labelValues("session").inc();
+    return new ApiException(503, "this node has not read the deny list from a majority of nodes yet; try again");
   }
 
   private CompletionStage<HttpResponse> store(String topic, Claims claims) {

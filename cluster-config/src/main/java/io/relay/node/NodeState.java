@@ -1,6 +1,7 @@
 package io.relay.node;
 
 import io.relay.http.AdminGuard;
+import io.relay.deny.DenyListStatus;
 import io.relay.metrics.RelayMetrics;
 import java.net.InetSocketAddress;
 import java.util.Optional;
@@ -25,7 +26,7 @@ public final class NodeState implements Extension {
   private final RelayMetrics metrics = new RelayMetrics();
   private final AtomicBoolean serversBound = new AtomicBoolean();
   private final AtomicBoolean draining = new AtomicBoolean();
-  private final AtomicBoolean replicasLoaded = new AtomicBoolean();
+  private final DenyListStatus denyList = new DenyListStatus();
   private volatile InetSocketAddress accessAddress;
   private volatile InetSocketAddress relayAddress;
   private volatile Optional<AdminGuard> clusterWriters;
@@ -39,15 +40,16 @@ public final class NodeState implements Extension {
   }
 
   /**
-   * Whether every server this node runs is bound, it has read the replicated deny list, and it is
-   * not draining.
+   * Whether every server this node runs is bound, it has read the replicated deny list from a
+   * majority (and not lost sight of a majority since), and it is not draining.
    */
   public boolean isServing() {
-    return serversBound.get() && replicasLoaded.get() && !draining.get();
+    return serversBound.get() && denyList.isRead() && !draining.get();
   }
 
-  void replicasLoaded() {
-    replicasLoaded.set(true);
+  /** Whether the deny list has been read from a majority, and its size; written by the deny list actor. */
+  public DenyListStatus denyList() {
+    return denyList;
   }
 
   public boolean isDraining() {

@@ -9,6 +9,7 @@ import io.relay.Ask;
 import io.relay.RelayServices;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeStore;
+import io.relay.deny.DenyCapacity;
 import io.relay.deny.DenyList;
 import io.relay.http.AdminGuard;
 import io.relay.http.HttpApi;
@@ -237,16 +238,24 @@ public final class RelayNode {
         context.spawn(CodeStore.create(relay, System::currentTimeMillis), "codes");
     ActorRef<DenyList.Command> denyList =
         context.spawn(
-            DenyList.create(relay, registry, cancels, () -> Instant.now().getEpochSecond(), state::replicasLoaded),
+            DenyList.create(relay, registry, cancels, () -> Instant.now().getEpochSecond(), state.denyList()),
             "deny-list");
     metrics.gauge("relay_connections", "Open WebSocket connections on this node", directory::size);
     metrics.gauge("relay_topics", "Topics hosted on this node", directory::topicCount);
+    metrics.gauge(
+        "relay_deny_list_entries",
+        "Deny and allow entries in this node's replica of the deny list (capacity " + DenyCapacity.DEFAULT.total() + ")",
+        () -> state.denyList().entries());
+    metrics.gauge(
+        "relay_deny_list_read",
+        "1 when this node has read the deny list from a majority of nodes (it issues codes and admits connections)",
+        () -> state.denyList().isRead() ? 1 : 0);
     Cluster cluster = Cluster.get(context.getSystem());
     metrics.gauge(
         "relay_cluster_members",
         "Members of the cluster as this node sees them",
         () -> cluster.state().getMembers().spliterator().estimateSize());
-    return new RelayServices(relay, codes, denyList, registry, clusterStatus, directory, metrics, node);
+    return new RelayServices(relay, codes, denyList, state.denyList(), registry, clusterStatus, directory, metrics, node);
   }
 
   private static void bindServers(

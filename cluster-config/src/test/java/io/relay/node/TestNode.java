@@ -55,7 +55,7 @@ final class TestNode implements AutoCloseable {
     settings.put("pekko.cluster.jmx.enabled", "off");
     settings.put("pekko.log-dead-letters-during-shutdown", "off");
     // several nodes share this JVM's two cores: tolerate the pauses that causes
-    settings.put("pekko.cluster.failure-detector.acceptable-heartbeat-pause", "10s");
+    settings.putIfAbsent("pekko.cluster.failure-detector.acceptable-heartbeat-pause", "10s");
     Config config = ConfigFactory.parseMap(settings);
     this.system = RelayNode.start(RelayNode.load(config));
   }
@@ -73,11 +73,16 @@ final class TestNode implements AutoCloseable {
 
   /** Starts a node that joins {@code seed}'s cluster and waits until it is ready. */
   static TestNode joining(TestNode seed, Map<String, Object> overrides) {
-    Map<String, Object> settings = new HashMap<>(overrides);
-    settings.put("relay.seed-nodes", seed.address());
-    TestNode node = new TestNode(freePort(), settings);
+    TestNode node = launching(seed, overrides);
     node.awaitReady(Duration.ofSeconds(30));
     return node;
+  }
+
+  /** Starts a node that joins {@code seed}'s cluster, without waiting for anything. */
+  static TestNode launching(TestNode seed, Map<String, Object> overrides) {
+    Map<String, Object> settings = new HashMap<>(overrides);
+    settings.put("relay.seed-nodes", seed.address());
+    return new TestNode(freePort(), settings);
   }
 
   /** This node's cluster address. */

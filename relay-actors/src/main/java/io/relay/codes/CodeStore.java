@@ -145,7 +145,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   }
 
   static int shardOf(String code) {
-    return Math.floorMod(code.hashCode(), RelaySettings.CODE_SHARDS);
+    return ReplicatedMaps.shardOf(code, RelaySettings.CODE_SHARDS);
   }
 
   @Override

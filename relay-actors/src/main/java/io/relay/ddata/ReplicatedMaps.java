@@ -11,6 +11,21 @@ import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
 public final class ReplicatedMaps {
   private ReplicatedMaps() {}
 
+  /**
+   * The shard, of {@code shards}, that holds {@code key}: its {@link String#hashCode()} (the same on
+   * every JVM) spread by MurmurHash3's finalizer, so that keys alike in their last characters
+   * (booking-1, booking-2, ...) land on unrelated shards.
+   */
+  public static int shardOf(String key, int shards) {
+    int h = key.hashCode();
+    h ^= h >>> 16;
+    h *= 0x85ebca6b;
+    h ^= h >>> 13;
+    h *= 0xc2b2ae35;
+    h ^= h >>> 16;
+    return Math.floorMod(h, shards);
+  }
+
   /** An update that removes {@code keys} from the local replica (the sweep of expired entries). */
   public static <V> Replicator.Update<LWWMap<String, V>> removeLocally(
       Key<LWWMap<String, V>> key,

@@ -4,10 +4,12 @@ import io.relay.RelaySettings;
 import io.relay.ddata.ReplicatedMaps;
 import io.relay.topic.Cancel;
 import io.relay.topic.TopicRegistry;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
+import java.util.stream.IntStream;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -16,25 +18,30 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.pubsub.Topic;
-import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.cluster.typed.SelfUp;
-import org.apache.pekko.cluster.typed.Subscribe;
-import org.apache.pekko.cluster.ddata.LWWMap;
+import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.ddata.Key;
+import org.apache.pekko.cluster.ddata.LWWMap;
 import org.apache.pekko.cluster.ddata.LWWMapKey;
 import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
 import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
 import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Subscribe;
 
 /**
- * The replicated deny and allow list of bookings (booking id to state and expiry).
+ * The replicated deny and allow list of bookings (booking id to state and expiry), spread over
+ * {@link DenyCapacity#shards()} LWWMaps by hash of the booking id, each kept well under Artery's
+ * maximum frame size by the list's capacity.
  *
  * <p>Writes go to a majority before they are acknowledged; a deny is then announced on the
  * cluster's cancel channel so every node closes the booking's connections with 4003 at once. Every
- * node also subscribes to the map and closes the connections of any newly denied booking it sees,
- * which repairs a lost announcement. Once the node is Up it reads the map from a majority and
- * reports itself loaded (part of readiness). Entries are swept after they expire.
+ * node also subscribes to the maps and closes the connections of any newly denied booking it sees,
+ * which repairs a lost announcement. A new booking beyond the capacity is refused ({@link
+ * Outcome#FULL}). Once the node is Up it reads every map from a majority, and only then reports the
+ * list read ({@link DenyListStatus}); a node that loses sight of a majority of nodes reports it
+ * unread until it has read it again. While unread, checks answer {@link Verdict#UNREAD} and writes
+ * are refused. Expired entries are swept.
  */
 public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
@@ -42,21 +49,40 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   public sealed interface Command {}
 
   /** Denies (or, with {@code denied = false}, allows) a booking until {@code expiresAt}. */
-  public record Set(String bookingId, boolean denied, long expiresAt, ActorRef<Boolean> replyTo)
+  public record Set(String bookingId, boolean denied, long expiresAt, ActorRef<Outcome> replyTo)
       implements Command {}
+
+  /** What became of a {@link Set}. */
+  public enum Outcome {
+    /** Stored on a majority of nodes. */
+    STORED,
+    /** Not confirmed by a majority in time; it may still spread. */
+    UNAVAILABLE,
+    /** A new booking, and the list (or the booking's shard) is at capacity. */
+    FULL,
+    /** This node has not read the list from a majority. */
+    UNREAD
+  }
 
   /** Lists the booking ids currently denied (or allowed). */
   public record ListBookings(boolean denied, ActorRef<List<String>> replyTo) implements Command {}
 
   /** Answers whether a booking is currently denied. */
-  public record Check(String bookingId, ActorRef<Boolean> replyTo) implements Command {}
+  public record Check(String bookingId, ActorRef<Verdict> replyTo) implements Command {}
+
+  /** A booking's standing as this node knows it. */
+  public enum Verdict {
+    ALLOWED,
+    DENIED,
+    /** This node has not read the list from a majority: it cannot tell. */
+    UNREAD
+  }
 
   private record SetResponse(
-      Replicator.UpdateResponse<LWWMap<String, BookingState>> response, Set request)
+      Replicator.UpdateResponse<LWWMap<String, BookingState>> response, Set request, int shard, boolean grows)
       implements Command {}
 
-  private record Changed(Replicator.SubscribeResponse<LWWMap<String, BookingState>> response)
-      implements Command {}
+  private record Changed(Replicator.SubscribeResponse<LWWMap<String, BookingState>> response) implements Command {}
 
   private record Ignored(Object response) implements Command {}
 
@@ -64,47 +90,83 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     INSTANCE
   }
 
-  private enum Load implements Command {
-    INSTANCE
+  private record MembershipChanged(ClusterEvent.MemberEvent event) implements Command {}
+
+  private record ReachabilityChanged(ClusterEvent.ReachabilityEvent event) implements Command {}
+
+  private record Replicas(int count, StartLoad start) implements Command {}
+
+  private record Loaded(Replicator.GetResponse<LWWMap<String, BookingState>> response, int shard, int round)
+      implements Command {}
+
+  private record LoadAgain(int shard, int round) implements Command {}
+
+  private record StartLoad(int round, int attempt) implements Command {}
+
+  /** A shard's map is full; thrown inside the replicator's update so the check and the write are one step. */
+  private static final class ShardFull extends RuntimeException {
+    ShardFull() {
+      super("deny list shard is full", null, false, false);
+    }
   }
 
-  private record Loaded(Replicator.GetResponse<LWWMap<String, BookingState>> response) implements Command {}
+  /** Shards read from a majority at once while loading. */
+  private static final int LOAD_WINDOW = 16;
+  /** How soon a load starts again when the replicator does not know every Up member yet. */
+  private static final Duration REPLICAS_RETRY = Duration.ofMillis(200);
+  /** After this many retries the load starts with the replicas the replicator knows. */
+  private static final int REPLICAS_ATTEMPTS = 25;
+  /** At most one capacity warning in this long. */
+  private static final Duration FULL_WARNING_EVERY = Duration.ofMinutes(1);
 
-  private static final Key<LWWMap<String, BookingState>> KEY = LWWMapKey.create("bookings");
-
+  private final ActorContext<Command> context;
+  private final TimerScheduler<Command> timers;
   private final ReplicatorMessageAdapter<Command, LWWMap<String, BookingState>> replicator;
   private final SelfUniqueAddress self;
   private final RelaySettings settings;
+  private final DenyCapacity capacity;
   private final ActorRef<TopicRegistry.Command> registry;
   private final ActorRef<Topic.Command<Cancel>> cancels;
   private final LongSupplier clockSeconds;
-  private final Runnable onLoaded;
-  private final TimerScheduler<Command> timers;
-  private boolean loaded;
-  private Map<String, BookingState> bookings = new HashMap<>();
+  private final DenyListStatus status;
+  private final List<Key<LWWMap<String, BookingState>>> keys;
+  private final Map<String, Integer> shardOfKey = new HashMap<>();
+  private final DenyView view;
+  private final Membership membership;
+  /** New bookings whose writes await their majority (with how many writes): they take places already. */
+  private final Map<String, Integer> pendingNew = new HashMap<>();
+  private long lastFullWarning = Long.MIN_VALUE;
+  private final ShardReads reads;
 
   /**
    * @param cancels the cluster's cancel channel
-   * @param onLoaded run once, when the replicated list has been read from a majority
+   * @param status where the list reports whether it is read, for readiness and the servers
    */
   public static Behavior<Command> create(
       RelaySettings settings,
       ActorRef<TopicRegistry.Command> registry,
       ActorRef<Topic.Command<Cancel>> cancels,
       LongSupplier clockSeconds,
-      Runnable onLoaded) {
+      DenyListStatus status) {
+    return create(settings, DenyCapacity.DEFAULT, registry, cancels, clockSeconds, status);
+  }
+
+  /** As {@link #create(RelaySettings, ActorRef, ActorRef, LongSupplier, DenyListStatus)}, with another capacity (tests). */
+  static Behavior<Command> create(
+      RelaySettings settings,
+      DenyCapacity capacity,
+      ActorRef<TopicRegistry.Command> registry,
+      ActorRef<Topic.Command<Cancel>> cancels,
+      LongSupplier clockSeconds,
+      DenyListStatus status) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
-                timers -> {
-                  timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.denySweepInterval());
-                  Cluster.get(context.getSystem())
-                      .subscriptions()
-                      .tell(Subscribe.create(context.messageAdapter(SelfUp.class, up -> Load.INSTANCE), SelfUp.class));
-                  return DistributedData.withReplicatorMessageAdapter(
-                      (ReplicatorMessageAdapter<Command, LWWMap<String, BookingState>> adapter) ->
-                          new DenyList(context, timers, adapter, settings, registry, cancels, clockSeconds, onLoaded));
-                }));
+                timers ->
+                    DistributedData.withReplicatorMessageAdapter(
+                        (ReplicatorMessageAdapter<Command, LWWMap<String, BookingState>> adapter) ->
+                            new DenyList(
+                                context, timers, adapter, settings, capacity, registry, cancels, clockSeconds, status))));
   }
 
   private DenyList(
@@ -112,20 +174,48 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
       TimerScheduler<Command> timers,
       ReplicatorMessageAdapter<Command, LWWMap<String, BookingState>> replicator,
       RelaySettings settings,
+      DenyCapacity capacity,
       ActorRef<TopicRegistry.Command> registry,
       ActorRef<Topic.Command<Cancel>> cancels,
       LongSupplier clockSeconds,
-      Runnable onLoaded) {
+      DenyListStatus status) {
     super(context);
+    this.context = context;
     this.timers = timers;
     this.replicator = replicator;
     this.settings = settings;
+    this.capacity = capacity;
     this.registry = registry;
     this.cancels = cancels;
     this.clockSeconds = clockSeconds;
-    this.onLoaded = onLoaded;
+    this.status = status;
     this.self = DistributedData.get(context.getSystem()).selfUniqueAddress();
-    replicator.subscribe(KEY, Changed::new);
+    this.keys = IntStream.range(0, capacity.shards()).mapToObj(DenyList::key).toList();
+    this.view = new DenyView(capacity.shards());
+    this.reads = new ShardReads(capacity.shards(), LOAD_WINDOW);
+    Cluster cluster = Cluster.get(context.getSystem());
+    this.membership = new Membership(cluster.selfMember().uniqueAddress());
+    status.read(false);
+    status.entries(0);
+    for (int shard = 0; shard < keys.size(); shard++) {
+      shardOfKey.put(keys.get(shard).id(), shard);
+      replicator.subscribe(keys.get(shard), Changed::new);
+    }
+    cluster
+        .subscriptions()
+        .tell(Subscribe.create(context.messageAdapter(ClusterEvent.MemberEvent.class, MembershipChanged::new), ClusterEvent.MemberEvent.class));
+    cluster
+        .subscriptions()
+        .tell(
+            Subscribe.create(
+                context.messageAdapter(ClusterEvent.ReachabilityEvent.class, ReachabilityChanged::new),
+                ClusterEvent.ReachabilityEvent.class));
+    timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.denySweepInterval());
+  }
+
+  /** The replicated map of one shard. */
+  static Key<LWWMap<String, BookingState>> key(int shard) {
+    return LWWMapKey.create("deny-" + shard);
   }
 
   @Override
@@ -137,116 +227,231 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
         .onMessage(Check.class, this::onCheck)
         .onMessage(Changed.class, this::onChanged)
         .onMessage(Sweep.class, this::onSweep)
-        .onMessage(Load.class, this::onLoad)
-        .onMessage(Loaded.class, this::onLoadedResponse)
+        .onMessage(MembershipChanged.class, changed -> onMembership(membership.apply(changed.event())))
+        .onMessage(ReachabilityChanged.class, changed -> onMembership(membership.apply(changed.event())))
+        .onMessage(StartLoad.class, this::onStartLoad)
+        .onMessage(Replicas.class, this::onReplicas)
+        .onMessage(Loaded.class, this::onLoaded)
+        .onMessage(LoadAgain.class, this::onLoadAgain)
         .onMessage(Ignored.class, ignored -> this)
         .build();
   }
 
   private Behavior<Command> onSet(Set set) {
+    if (!status.isRead()) {
+      set.replyTo().tell(Outcome.UNREAD);
+      return this;
+    }
+    long now = clockSeconds.getAsLong();
+    int shard = capacity.shardOf(set.bookingId());
+    boolean grows = !view.contains(shard, set.bookingId());
+    if (grows && (isFull(now) || view.entries(shard) >= capacity.perShard() && view.live(shard, now) >= capacity.perShard())) {
+      refuseFull(set);
+      return this;
+    }
+    if (grows) {
+      pendingNew.merge(set.bookingId(), 1, Integer::sum);
+    }
     BookingState state = new BookingState(set.denied(), set.expiresAt());
+    int perShard = capacity.perShard();
     replicator.askUpdate(
         replyTo ->
             new Replicator.Update<>(
-                KEY,
+                keys.get(shard),
                 LWWMap.create(),
                 new Replicator.WriteMajority(settings.replicationTimeout()),
                 replyTo,
-                map -> map.put(self, set.bookingId(), state)),
-        response -> new SetResponse(response, set));
+                map -> putWithin(map, set.bookingId(), state, perShard, now)),
+        response -> new SetResponse(response, set, shard, grows));
     return this;
+  }
+
+  /** Whether the list holds as many live entries (with new bookings in flight) as it may. */
+  private boolean isFull(long now) {
+    int pending = 0;
+    for (String bookingId : pendingNew.keySet()) {
+      if (!view.contains(capacity.shardOf(bookingId), bookingId)) {
+        pending++; // not yet in the view by a change notification
+      }
+    }
+    return view.entries() + pending >= capacity.total() && view.live(now) + pending >= capacity.total();
+  }
+
+  /**
+   * Puts the entry into the shard's map as the replicator holds it; a new booking first makes room
+   * by dropping expired entries and fails with {@link ShardFull} if there is none.
+   */
+  private LWWMap<String, BookingState> putWithin(
+      LWWMap<String, BookingState> map, String bookingId, BookingState state, int perShard, long now) {
+    LWWMap<String, BookingState> result = map;
+    if (!map.contains(bookingId) && map.size() >= perShard) {
+      for (Map.Entry<String, BookingState> entry : map.getEntries().entrySet()) {
+        if (entry.getValue().expiresAt() <= now) {
+          result = result.remove(self, entry.getKey());
+        }
+      }
+      if (result.size() >= perShard) {
+        throw new ShardFull();
+      }
+    }
+    return result.put(self, bookingId, state);
+  }
+
+  private void refuseFull(Set set) {
+    long now = System.nanoTime();
+    if (lastFullWarning == Long.MIN_VALUE || now - lastFullWarning > FULL_WARNING_EVERY.toNanos()) {
+      lastFullWarning = now;
+      context.getLog().warn(
+          "deny list at capacity ({} entries, {} per shard): refusing new bookings until entries expire",
+          capacity.total(),
+          capacity.perShard());
+    }
+    set.replyTo().tell(Outcome.FULL);
   }
 
   private Behavior<Command> onSetResponse(SetResponse response) {
     Set set = response.request();
-    boolean stored = response.response() instanceof Replicator.UpdateSuccess;
-    if (stored) {
-      apply(withEntry(set.bookingId(), new BookingState(set.denied(), set.expiresAt())));
+    if (response.grows()) {
+      pendingNew.computeIfPresent(set.bookingId(), (id, writes) -> writes == 1 ? null : writes - 1);
+    }
+    if (response.response() instanceof Replicator.UpdateSuccess) {
+      long now = clockSeconds.getAsLong();
+      if (view.put(response.shard(), set.bookingId(), new BookingState(set.denied(), set.expiresAt()), now)) {
+        registry.tell(new TopicRegistry.CloseBooking(set.bookingId()));
+      }
+      status.entries(view.entries());
       if (set.denied()) {
         cancels.tell(Topic.publish(new Cancel(set.bookingId())));
       }
-    }
-    set.replyTo().tell(stored);
-    return this;
-  }
-
-  private Behavior<Command> onLoad(Load load) {
-    if (!loaded) {
-      replicator.askGet(
-          replyTo -> new Replicator.Get<>(KEY, new Replicator.ReadMajority(settings.replicationTimeout()), replyTo),
-          Loaded::new);
+      set.replyTo().tell(Outcome.STORED);
+    } else if (response.response() instanceof Replicator.ModifyFailure<?> failure && failure.cause() instanceof ShardFull) {
+      refuseFull(set);
+    } else {
+      set.replyTo().tell(Outcome.UNAVAILABLE);
     }
     return this;
-  }
-
-  private Behavior<Command> onLoadedResponse(Loaded response) {
-    if (response.response() instanceof Replicator.GetSuccess<LWWMap<String, BookingState>> success) {
-      apply(new HashMap<>(success.dataValue().getEntries()));
-    } else if (!(response.response() instanceof Replicator.NotFound)) {
-      timers.startSingleTimer(Load.INSTANCE, settings.replicationTimeout());
-      return this;
-    }
-    if (!loaded) {
-      loaded = true;
-      onLoaded.run();
-    }
-    return this;
-  }
-
-  private Map<String, BookingState> withEntry(String bookingId, BookingState state) {
-    Map<String, BookingState> next = new HashMap<>(bookings);
-    next.put(bookingId, state);
-    return next;
   }
 
   private Behavior<Command> onChanged(Changed changed) {
     if (changed.response() instanceof Replicator.Changed<LWWMap<String, BookingState>> c) {
-      apply(new HashMap<>(c.get(KEY).getEntries()));
+      apply(shardOfKey.get(c.key().id()), c.dataValue());
     }
     return this;
   }
 
-  /** Replaces the local view and closes the connections of every newly denied booking. */
-  private void apply(Map<String, BookingState> next) {
-    for (Map.Entry<String, BookingState> entry : next.entrySet()) {
-      if (isDenied(entry.getValue()) && !isDenied(bookings.get(entry.getKey()))) {
-        registry.tell(new TopicRegistry.CloseBooking(entry.getKey()));
-      }
+  /** Replaces a shard's view and closes the connections of its newly denied bookings. */
+  private void apply(int shard, LWWMap<String, BookingState> map) {
+    for (String denied : view.replace(shard, map.getEntries(), clockSeconds.getAsLong())) {
+      registry.tell(new TopicRegistry.CloseBooking(denied));
     }
-    bookings = next;
-  }
-
-  private boolean isDenied(BookingState state) {
-    return state != null && state.denied() && state.expiresAt() > clockSeconds.getAsLong();
+    status.entries(view.entries());
   }
 
   private Behavior<Command> onList(ListBookings list) {
-    long now = clockSeconds.getAsLong();
-    list.replyTo()
-        .tell(
-            bookings.entrySet().stream()
-                .filter(e -> e.getValue().denied() == list.denied())
-                .filter(e -> e.getValue().expiresAt() > now)
-                .map(Map.Entry::getKey)
-                .sorted()
-                .toList());
+    list.replyTo().tell(view.bookings(list.denied(), clockSeconds.getAsLong()));
     return this;
   }
 
   private Behavior<Command> onCheck(Check check) {
-    check.replyTo().tell(isDenied(bookings.get(check.bookingId())));
+    if (!status.isRead()) {
+      check.replyTo().tell(Verdict.UNREAD);
+    } else {
+      boolean denied = view.isDenied(capacity.shardOf(check.bookingId()), check.bookingId(), clockSeconds.getAsLong());
+      check.replyTo().tell(denied ? Verdict.DENIED : Verdict.ALLOWED);
+    }
     return this;
   }
 
   private Behavior<Command> onSweep(Sweep sweep) {
     long now = clockSeconds.getAsLong();
-    List<String> expired =
-        bookings.entrySet().stream()
-            .filter(e -> e.getValue().expiresAt() <= now)
-            .map(Map.Entry::getKey)
-            .toList();
-    if (!expired.isEmpty()) {
-      replicator.askUpdate(replyTo -> ReplicatedMaps.removeLocally(KEY, expired, self, replyTo), Ignored::new);
+    for (int shard = 0; shard < keys.size(); shard++) {
+      List<String> expired = view.expired(shard, now);
+      if (!expired.isEmpty()) {
+        Key<LWWMap<String, BookingState>> key = keys.get(shard);
+        replicator.askUpdate(replyTo -> ReplicatedMaps.removeLocally(key, expired, self, replyTo), Ignored::new);
+      }
+    }
+    return this;
+  }
+
+  // Reading the list from a majority: when this node is Up, and again after it lost sight of a
+  // majority of nodes (its replica may have missed writes in the meantime).
+
+  private Behavior<Command> onMembership(Membership.Change change) {
+    if (change == Membership.Change.MAJORITY_LOST) {
+      reads.abandon();
+      if (status.isRead()) {
+        status.read(false);
+        context.getLog().warn(
+            "lost sight of a majority of nodes ({}): issuing no codes and admitting no connections until the deny list is read again",
+            membership);
+      }
+    } else if (change == Membership.Change.MAJORITY_REACHABLE && !status.isRead() && !reads.isActive()) {
+      context.getSelf().tell(new StartLoad(reads.begin(), 1));
+    }
+    return this;
+  }
+
+  /** Reads start once the replicator knows every Up member, so that a majority means a majority. */
+  private Behavior<Command> onStartLoad(StartLoad start) {
+    if (reads.isCurrent(start.round())) {
+      replicator.askReplicaCount(Replicator.GetReplicaCount::new, count -> new Replicas(count.n(), start));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onReplicas(Replicas replicas) {
+    StartLoad start = replicas.start();
+    if (!reads.isCurrent(start.round())) {
+      return this;
+    }
+    if (replicas.count() < membership.upCount() && start.attempt() < REPLICAS_ATTEMPTS) {
+      timers.startSingleTimer(new StartLoad(start.round(), start.attempt() + 1), REPLICAS_RETRY);
+      return this;
+    }
+    reads.queueAll();
+    readNext();
+    return this;
+  }
+
+  private void readNext() {
+    int round = reads.round();
+    for (int shard : reads.next()) {
+      replicator.askGet(
+          replyTo -> new Replicator.Get<>(keys.get(shard), new Replicator.ReadMajority(settings.replicationTimeout()), replyTo),
+          response -> new Loaded(response, shard, round));
+    }
+  }
+
+  private Behavior<Command> onLoaded(Loaded loaded) {
+    if (loaded.response() instanceof Replicator.GetSuccess<LWWMap<String, BookingState>> success) {
+      apply(loaded.shard(), success.dataValue());
+    }
+    if (!reads.isCurrent(loaded.round())) {
+      return this;
+    }
+    if (!(loaded.response() instanceof Replicator.GetSuccess || loaded.response() instanceof Replicator.NotFound)) {
+      reads.failed();
+      timers.startSingleTimer(new LoadAgain(loaded.shard(), loaded.round()), settings.replicationTimeout());
+      return this;
+    }
+    if (reads.succeeded()) {
+      status.read(true);
+      context.getLog().info(
+          "deny list read from a majority: {} entries in {} shards, in {} ms",
+          view.entries(),
+          keys.size(),
+          reads.elapsedMillis());
+    } else {
+      readNext();
+    }
+    return this;
+  }
+
+  private Behavior<Command> onLoadAgain(LoadAgain again) {
+    if (reads.isCurrent(again.round())) {
+      reads.again(again.shard());
+      readNext();
     }
     return this;
   }

@@ -46,6 +46,18 @@ public final class RelayMetrics {
       counter("relay_admissions_refused", "Code requests and upgrades refused with 503 because max-admissions-in-flight were being worked on");
   public final Counter holdDownRefusals =
       counter("relay_holddown_refusals", "Connections refused with 503 while their topic was held down");
+  public final Counter limitRefusals =
+      Counter.builder()
+          .name("relay_limit_refusals")
+          .help("Requests refused at a documented limit: booking id length, deny exp range, deny list capacity")
+          .labelNames("limit")
+          .register(registry);
+  public final Counter unreadRefusals =
+      Counter.builder()
+          .name("relay_deny_list_unread_refusals")
+          .help("Requests refused with 503 because this node has not read the deny list from a majority, by API")
+          .labelNames("api")
+          .register(registry);
 
   /** Every label value exists from the start, so dashboards and alerts see zeros, not gaps. */
   public RelayMetrics() {
@@ -55,6 +67,12 @@ public final class RelayMetrics {
     }
     for (String code : new String[] {"client", "1001", "1002", "1007", "1009", "1013", "4000", "4001", "4003"}) {
       connectionsClosed.initLabelValues(code);
+    }
+    for (String limit : new String[] {"booking_id_length", "deny_exp", "deny_capacity"}) {
+      limitRefusals.initLabelValues(limit);
+    }
+    for (String api : new String[] {"session", "relay", "bids"}) {
+      unreadRefusals.initLabelValues(api);
     }
   }
 

@@ -1,0 +1,230 @@
+package io.relay.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.auth0.jwt.JWT;
+import com.auth0.jwt.algorithms.Algorithm;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.ConfigFactory;
+import io.relay.RelaySettings;
+import io.relay.codes.CodeStore;
+import io.relay.deny.DenyList;
+import io.relay.metrics.RelayMetrics;
+import io.relay.topic.TopicRegistry;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.javadsl.testkit.TestRouteResult;
+import io.relay.http.log.WarningLimiter;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The access API's limits, as a client sees them: booking ids of at most 128 bytes (token claim
+ * and {@code bid}), a deny's {@code exp} in the future and at most a year ahead, 507 when the deny
+ * list is full, and 503 with {@code Retry-After} from a node that has not read the deny list. The
+ * node's actors are stand-ins; the routes, token checks and JSON errors are the real ones.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AccessLimitsRouteTest extends RouteTesting {
+  private static final String SECRET = "route-test-secret-0123456789abcdef-0123456789";
+  private static final String AUDIENCE = "http://relay.test";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final HttpSettings http =
+      HttpSettings.create(
+          ConfigFactory.parseMap(Map.of("relay.secret", SECRET, "relay.audience", AUDIENCE, "relay.ask-timeout", "3s"))
+              .withFallback(ConfigFactory.load()));
+  private final WarningLimiter errors =
+      WarningLimiter.start(kit.system(), LoggerFactory.getLogger(AccessLimitsRouteTest.class), Duration.ofSeconds(10));
+  private final RelaySettings relay = RelaySettings.create(ConfigFactory.load());
+  private final RelayMetrics metrics = new RelayMetrics();
+  private final AtomicBoolean denyListRead = new AtomicBoolean(true);
+  private final ActorRef<DenyList.Command> denyList = kit.spawn(denyList());
+  private final ActorRef<CodeStore.Command> codes = kit.spawn(codes());
+
+  @AfterAll
+  void stop() {
+    kit.shutdownTestKit();
+  }
+
+  @BeforeEach
+  void read() {
+    denyListRead.set(true);
+  }
+
+  /** A deny list that stores everything except bookings named full-*, and denies those named denied-*. */
+  private static Behavior<DenyList.Command> denyList() {
+    return Behaviors.receiveMessage(
+        command -> {
+          if (command instanceof DenyList.Set set) {
+            set.replyTo().tell(set.bookingId().startsWith("full") ? DenyList.Outcome.FULL : DenyList.Outcome.STORED);
+          } else if (command instanceof DenyList.Check check) {
+            check.replyTo().tell(check.bookingId().startsWith("denied") ? DenyList.Verdict.DENIED : DenyList.Verdict.ALLOWED);
+          } else if (command instanceof DenyList.ListBookings list) {
+            list.replyTo().tell(List.of());
+          }
+          return Behaviors.same();
+        });
+  }
+
+  private static Behavior<CodeStore.Command> codes() {
+    return Behaviors.receiveMessage(
+        command -> {
+          if (command instanceof CodeStore.Issue issue) {
+            issue.replyTo().tell(CodeStore.Issued.STORED);
+          }
+          return Behaviors.same();
+        });
+  }
+
+  private Route access() {
+    AccessGuard guard = new AccessGuard(new TokenVerifier(http), errors);
+    return concat(
+        new SessionRoutes(guard, http, relay, codes, denyList, denyListRead::get, metrics, kit.system()).route(),
+        new BidsRoutes(guard, http, relay.denyMaxLifetime(), denyList, denyListRead::get, metrics, kit.system()).route());
+  }
+
+  private static String token(String topic, List<String> scopes, String bookingId) {
+    Instant now = Instant.now();
+    var builder =
+        JWT.create()
+            .withAudience(AUDIENCE)
+            .withIssuedAt(now)
+            .withNotBefore(now)
+            .withExpiresAt(now.plusSeconds(3600))
+            .withClaim("prefix", "session")
+            .withClaim("scopes", scopes);
+    if (topic != null) {
+      builder.withClaim("topic", topic);
+    }
+    if (bookingId != null) {
+      builder.withClaim("booking_id", bookingId);
+    }
+    return builder.sign(Algorithm.HMAC256(SECRET));
+  }
+
+  private static final String ADMIN = token(null, List.of("relay:admin"), null);
+
+  private TestRouteResult session(String bookingId) {
+    return testRoute(access())
+        .run(HttpRequest.POST("/session/lab/a").addHeader(RawHeader.create("Authorization", token("lab/a", List.of("read"), bookingId))));
+  }
+
+  private TestRouteResult deny(String bid, String exp) {
+    String query = "bid=" + URLEncoder.encode(bid, StandardCharsets.UTF_8) + "&exp=" + exp;
+    return testRoute(access()).run(HttpRequest.POST("/bids/deny?" + query).addHeader(RawHeader.create("Authorization", ADMIN)));
+  }
+
+  private static JsonNode assertError(int status, TestRouteResult result, String why) {
+    assertEquals(status, result.statusCode(), why + ": " + result.entityString());
+    assertEquals("application/json", result.mediaTypeString(), why + ": a JSON error");
+    try {
+      JsonNode body = JSON.readTree(result.entityString());
+      assertEquals(status, body.get("code").asInt(), why + ": the JSON carries the status");
+      assertFalse(body.get("message").asText().isBlank(), why + ": the JSON carries a message");
+      return body;
+    } catch (java.io.IOException e) {
+      throw new AssertionError(why + ": not JSON: " + result.entityString(), e);
+    }
+  }
+
+  private static long now() {
+    return Instant.now().getEpochSecond();
+  }
+
+  private double refusals(String limit) {
+    return metrics.limitRefusals.labelValues(limit).get();
+  }
+
+  @Test
+  void aTokenBookingIdOfMoreThan128BytesGets400() {
+    double before = refusals("booking_id_length");
+    JsonNode body = assertError(400, session("b".repeat(129)), "129-character booking_id");
+    assertTrue(body.get("message").asText().contains("128"), "the message names the limit: " + body);
+    assertError(400, session("é".repeat(65)), "65 two-byte characters (130 bytes)");
+    assertEquals(before + 2, refusals("booking_id_length"), "each refusal is counted");
+    assertEquals(200, session("b".repeat(128)).statusCode(), "128 characters get a code");
+    assertEquals(200, session("0f8fad5b-d9cb-469f-a165-70867728950e").statusCode(), "a UUID gets a code");
+  }
+
+  @Test
+  void aBidOfMoreThan128BytesGets400() {
+    String exp = String.valueOf(now() + 600);
+    JsonNode body = assertError(400, deny("b".repeat(129), exp), "129-character bid");
+    assertTrue(body.get("message").asText().contains("128"), "the message names the limit: " + body);
+    assertError(400, deny("b".repeat(1900), exp), "a 1,900-character bid");
+    assertEquals(204, deny("b".repeat(128), exp).statusCode(), "128 characters are denied");
+    assertError(
+        400,
+        testRoute(access())
+            .run(HttpRequest.POST("/bids/allow?bid=" + "b".repeat(129) + "&exp=" + exp).addHeader(RawHeader.create("Authorization", ADMIN))),
+        "an allow is held to the same limit");
+  }
+
+  @Test
+  void aDenyExpMustLieInTheFutureAndAtMostAYearAhead() {
+    double before = refusals("deny_exp");
+    long now = now();
+    assertError(400, deny("b1", String.valueOf(now - 60)), "exp in the past");
+    assertError(400, deny("b1", String.valueOf(now - 1)), "exp a second ago");
+    JsonNode body = assertError(400, deny("b1", String.valueOf(now + Duration.ofDays(366).toSeconds())), "exp 366 days ahead");
+    assertTrue(body.get("message").asText().contains("365 days"), "the message names the bound: " + body);
+    assertError(400, deny("b1", String.valueOf(Long.MAX_VALUE)), "exp Long.MAX_VALUE");
+    assertEquals(before + 4, refusals("deny_exp"), "each refusal is counted");
+    assertError(400, deny("b1", "99999999999999999999"), "exp beyond a long");
+    assertError(400, deny("b1", "0"), "exp 0");
+    assertEquals(204, deny("b1", String.valueOf(now + 60)).statusCode(), "a minute ahead");
+    assertEquals(204, deny("b1", String.valueOf(now + Duration.ofDays(364).toSeconds())).statusCode(), "364 days ahead");
+  }
+
+  @Test
+  void aNewBookingBeyondTheDenyListsCapacityGets507() {
+    double before = refusals("deny_capacity");
+    JsonNode body = assertError(507, deny("full-1", String.valueOf(now() + 600)), "a full deny list");
+    assertTrue(body.get("message").asText().contains("full"), body.toString());
+    assertEquals(before + 1, refusals("deny_capacity"));
+  }
+
+  @Test
+  void aNodeThatHasNotReadTheDenyListAnswers503WithRetryAfter() {
+    denyListRead.set(false);
+    TestRouteResult session = session("b1");
+    assertError(503, session, "POST /session");
+    session.assertHeaderExists("Retry-After", "1");
+    TestRouteResult denied = deny("b1", String.valueOf(now() + 600));
+    assertError(503, denied, "POST /bids/deny");
+    denied.assertHeaderExists("Retry-After", "1");
+    assertError(503, testRoute(access()).run(HttpRequest.GET("/bids/deny").addHeader(RawHeader.create("Authorization", ADMIN))), "GET /bids/deny");
+    assertTrue(metrics.unreadRefusals.labelValues("session").get() >= 1, "counted");
+    assertError(400, session("b".repeat(129)), "bad requests still get their own error first");
+  }
+
+  @Test
+  void aNodeThatHasNotReadTheDenyListAdmitsNoConnection() {
+    denyListRead.set(false);
+    ActorRef<TopicRegistry.Command> registry = kit.<TopicRegistry.Command>createTestProbe().ref();
+    Route relayRoute =
+        new RelayRoutes(http, relay, codes, denyList, denyListRead::get, registry, metrics, kit.system(), () -> false, errors).route();
+    TestRouteResult result = testRoute(relayRoute).run(HttpRequest.GET("/session/lab/a?code=AAAAAAAAAAAAAAAAAAAAAA"));
+    assertEquals(503, result.statusCode(), result.entityString());
+    result.assertHeaderExists("Retry-After", "1");
+    assertTrue(metrics.unreadRefusals.labelValues("relay").get() >= 1, "counted");
+  }
+}

@@ -1,0 +1,241 @@
+package io.relay.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.relay.deny.DenyCapacity;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The deny list at scale on a three-node cluster in this JVM: it is filled with bookings of the
+ * longest id, and after each batch every node is asked for a code for every booking of the batch
+ * before (each must be refused); then a node is replaced, and the new one must be ready within 30 s
+ * with the whole list, never issuing a code for a denied booking nor admitting a connection before
+ * it has read the list; after that every node refuses every denied booking.
+ *
+ * <p>{@code -Ddeny.entries=10000} runs the full-size form (docs/cluster.md); 2,000 entries by
+ * default.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class DenyListScaleTest {
+  private static final int ENTRIES = Integer.getInteger("deny.entries", 2_000);
+  private static final int BATCHES = 10;
+  private static final int CONCURRENCY = 8;
+  private static final Duration READY_WITHIN = Duration.ofSeconds(30);
+  /** Codes fetched before the restart stay valid through it. */
+  private static final Map<String, Object> SETTINGS = Map.of("relay.code-ttl", "2m");
+  private static final String TOPIC = "scale/deny";
+
+  private final List<TestNode> nodes = new ArrayList<>();
+  private final ExecutorService pool = Executors.newFixedThreadPool(CONCURRENCY);
+  private final String admin = Tokens.admin("relay:admin");
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  @BeforeAll
+  void startCluster() {
+    TestNode seed = TestNode.start(SETTINGS);
+    nodes.add(seed);
+    nodes.add(TestNode.joining(seed, SETTINGS));
+    nodes.add(TestNode.joining(seed, SETTINGS));
+  }
+
+  @AfterAll
+  void stopCluster() {
+    pool.shutdownNow();
+    for (int i = nodes.size() - 1; i >= 0; i--) {
+      nodes.get(i).close();
+    }
+  }
+
+  @Test
+  void aFullDenyListReachesAReplacedNodeAndNoNodeEverIssuesACodeForADeniedBooking() throws Exception {
+    assertTrue(ENTRIES <= DenyCapacity.DEFAULT.total(), "at most the deny list's capacity");
+    List<String> ids = ids(ENTRIES);
+    long exp = Instant.now().plus(Duration.ofDays(364)).getEpochSecond();
+    int batch = ENTRIES / BATCHES;
+    List<Double> rates = new ArrayList<>();
+    for (int b = 0; b < BATCHES; b++) {
+      List<String> slice = ids.subList(b * batch, b == BATCHES - 1 ? ENTRIES : (b + 1) * batch);
+      long started = System.nanoTime();
+      inParallel(slice.size(), i -> deny(nodes.get(i % nodes.size()), slice.get(i), exp));
+      rates.add(slice.size() / ((System.nanoTime() - started) / 1e9));
+      if (b > 0) {
+        List<String> before = ids.subList((b - 1) * batch, b * batch);
+        inParallel(before.size() * nodes.size(), i -> assertRefused(nodes.get(i % nodes.size()), before.get(i / nodes.size())));
+      }
+    }
+    System.out.printf("deny writes per second by batch of %d (list growing to %d): %s%n", batch, ENTRIES, rounded(rates));
+    for (TestNode node : nodes) {
+      Waits.await(
+          "the replica of " + node.address() + " holds every entry",
+          Duration.ofSeconds(20),
+          () -> NodeState.get(node.system).denyList().entries() == ENTRIES,
+          () -> NodeState.get(node.system).denyList().entries() + " entries");
+    }
+    List<String> last = ids.subList((BATCHES - 1) * batch, ENTRIES);
+    inParallel(last.size() * nodes.size(), i -> assertRefused(nodes.get(i % nodes.size()), last.get(i / nodes.size())));
+    double firstHalf = (rates.get(0) + rates.get(1)) / 2;
+    double lastHalf = (rates.get(BATCHES - 2) + rates.get(BATCHES - 1)) / 2;
+    assertTrue(lastHalf >= firstHalf / 3, "deny writes did not slow down as the list grew: " + rounded(rates));
+    for (TestNode node : nodes) {
+      assertEquals(ENTRIES, listed(node), "GET /bids/deny on " + node.address() + " lists every booking");
+    }
+    if (ENTRIES == DenyCapacity.DEFAULT.total()) {
+      AccessClient.Answer full = access(nodes.get(0)).post("/bids/deny?bid=one-more&exp=" + exp, admin);
+      assertEquals(507, full.status(), "a booking beyond the capacity: " + full.body());
+    }
+
+    replaceANode(ids);
+  }
+
+  /** Replaces the last node with a new one while another client keeps asking it for codes. */
+  private void replaceANode(List<String> ids) throws Exception {
+    TestNode seed = nodes.get(0);
+    nodes.remove(nodes.size() - 1).close();
+    List<String> codes = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      codes.add(code(seed, "allowed-" + i));
+    }
+    long started = System.nanoTime();
+    TestNode joined = TestNode.launching(seed, SETTINGS);
+    nodes.add(joined);
+    Map<String, Integer> seen = new TreeMap<>();
+    int asked = 0;
+    while (joined.readyStatus() != 200) {
+      assertTrue(
+          System.nanoTime() - started < READY_WITHIN.toNanos(),
+          "the replaced node was ready within " + READY_WITHIN + "; answers so far: " + seen);
+      String id = ids.get(asked++ % ids.size());
+      String answer = sessionStatus(joined, id);
+      seen.merge(answer, 1, Integer::sum);
+      assertFalse(answer.equals("200"), "the joining node issued a code for denied booking " + id + " (answers: " + seen + ")");
+      String code = codes.get(asked % codes.size());
+      String admitted = upgradeStatus(joined, code);
+      seen.merge("relay " + admitted, 1, Integer::sum);
+      if (admitted.equals("101")) {
+        assertTrue(
+            NodeState.get(joined.system).denyList().isRead(),
+            "the joining node admitted a connection before it had read the deny list");
+        codes.remove(code);
+      }
+    }
+    long readyMs = (System.nanoTime() - started) / 1_000_000;
+    System.out.printf("replaced node ready with %d entries in %d ms; its answers while joining: %s%n", ENTRIES, readyMs, seen);
+    assertEquals(ENTRIES, listed(joined), "the replaced node lists every booking");
+    inParallel(ids.size() * nodes.size(), i -> assertRefused(nodes.get(i % nodes.size()), ids.get(i / nodes.size())));
+    try (Participant admitted = Participant.connect(joined.relay("/session/" + TOPIC + "?code=" + codes.get(0)).toString())) {
+      assertFalse(admitted.isClosed(), "the replaced node admits an allowed booking once ready");
+    }
+  }
+
+  private static AccessClient access(TestNode node) {
+    return new AccessClient(node, HTTP);
+  }
+
+  /** {@code count} booking ids of the longest length, each unlike the others. */
+  private static List<String> ids(int count) {
+    Random random = new Random(42);
+    String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    List<String> ids = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      StringBuilder id = new StringBuilder(String.format("%06d-", i));
+      while (id.length() < DenyCapacity.MAX_BOOKING_ID_BYTES) {
+        id.append(alphabet.charAt(random.nextInt(alphabet.length())));
+      }
+      ids.add(id.toString());
+    }
+    return ids;
+  }
+
+  private void deny(TestNode node, String id, long exp) {
+    AccessClient.Answer answer = access(node).post("/bids/deny?bid=" + id + "&exp=" + exp, admin);
+    assertEquals(204, answer.status(), "deny of " + id + " on " + node.address() + ": " + answer.body());
+  }
+
+  private static String token(String bookingId) {
+    return Tokens.sign(Tokens.session(TOPIC, List.of("read", "write"), bookingId).build());
+  }
+
+  private static void assertRefused(TestNode node, String id) {
+    AccessClient.Answer answer = access(node).post("/session/" + TOPIC, token(id));
+    assertEquals(400, answer.status(), node.address() + " must refuse denied booking " + id + ": " + answer.body());
+    assertTrue(answer.body().get("message").asText().contains("deny-listed"), answer.body().toString());
+  }
+
+  private static String code(TestNode node, String bookingId) {
+    return access(node).relayUri(TOPIC, token(bookingId)).replaceAll(".*code=", "");
+  }
+
+  /** POST /session's status on {@code node}, or what kept it from answering. */
+  private static String sessionStatus(TestNode node, String bookingId) {
+    try {
+      return String.valueOf(access(node).post("/session/" + TOPIC, token(bookingId)).status());
+    } catch (AssertionError notListening) {
+      return "no answer";
+    }
+  }
+
+  /** The relay's answer to an upgrade with {@code code}: its status, or what kept it from answering. */
+  private static String upgradeStatus(TestNode node, String code) {
+    try (RawWebSocket socket = RawWebSocket.connect(node.relay("/session/" + TOPIC + "?code=" + code).toString())) {
+      String status = socket.response.split(" ", 3)[1];
+      if (status.equals("503")) {
+        assertTrue(socket.response.contains("Retry-After: 1"), "a 503 says when to retry: " + socket.response);
+      }
+      return status;
+    } catch (IOException | AssertionError notListening) {
+      return "no answer";
+    }
+  }
+
+  private int listed(TestNode node) {
+    AccessClient.Answer answer = access(node).get("/bids/deny", admin);
+    assertEquals(200, answer.status(), answer.toString());
+    return answer.body().get("booking_ids").size();
+  }
+
+  /** Runs {@code task} for 0 until {@code count} on the pool and rethrows the first failure. */
+  private void inParallel(int count, Consumer<Integer> task) throws InterruptedException {
+    List<Future<?>> running = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      int index = i;
+      running.add(pool.submit(() -> task.accept(index)));
+    }
+    for (Future<?> future : running) {
+      try {
+        future.get(60, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof Error error) {
+          throw error;
+        }
+        throw new AssertionError("a request failed", e.getCause());
+      } catch (TimeoutException e) {
+        throw new AssertionError("a request did not finish within 60 s", e);
+      }
+    }
+  }
+
+  private static List<Long> rounded(List<Double> rates) {
+    return rates.stream().map(Math::round).toList();
+  }
+}

@@ -1,0 +1,121 @@
+package io.relay.deny;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * This node's view of the deny list, shard by shard: what requests are checked against. A change
+ * of one shard costs in proportion to that shard, never to the whole list. Owned by {@link
+ * DenyList}; not thread-safe.
+ */
+final class DenyView {
+  private final List<Map<String, BookingState>> shards;
+  private int entries;
+
+  DenyView(int shardCount) {
+    this.shards = new ArrayList<>(shardCount);
+    for (int i = 0; i < shardCount; i++) {
+      shards.add(new HashMap<>());
+    }
+  }
+
+  /**
+   * Replaces the entries of one shard.
+   *
+   * @return the bookings of that shard that are denied now and were not before
+   */
+  List<String> replace(int shard, Map<String, BookingState> next, long now) {
+    Map<String, BookingState> previous = shards.get(shard);
+    List<String> newlyDenied = new ArrayList<>();
+    for (Map.Entry<String, BookingState> entry : next.entrySet()) {
+      if (isDenied(entry.getValue(), now) && !isDenied(previous.get(entry.getKey()), now)) {
+        newlyDenied.add(entry.getKey());
+      }
+    }
+    shards.set(shard, new HashMap<>(next));
+    entries += next.size() - previous.size();
+    return newlyDenied;
+  }
+
+  /**
+   * Records one entry.
+   *
+   * @return whether it denies a booking that was not denied before
+   */
+  boolean put(int shard, String bookingId, BookingState state, long now) {
+    BookingState previous = shards.get(shard).put(bookingId, state);
+    if (previous == null) {
+      entries++;
+    }
+    return isDenied(state, now) && !isDenied(previous, now);
+  }
+
+  boolean contains(int shard, String bookingId) {
+    return shards.get(shard).containsKey(bookingId);
+  }
+
+  boolean isDenied(int shard, String bookingId, long now) {
+    return isDenied(shards.get(shard).get(bookingId), now);
+  }
+
+  /** Entries held, expired ones not yet swept included. */
+  int entries() {
+    return entries;
+  }
+
+  int entries(int shard) {
+    return shards.get(shard).size();
+  }
+
+  /** Entries that have not expired. */
+  int live(long now) {
+    int live = 0;
+    for (int shard = 0; shard < shards.size(); shard++) {
+      live += live(shard, now);
+    }
+    return live;
+  }
+
+  int live(int shard, long now) {
+    int live = 0;
+    for (BookingState state : shards.get(shard).values()) {
+      if (state.expiresAt() > now) {
+        live++;
+      }
+    }
+    return live;
+  }
+
+  /** The bookings currently denied (or allowed), sorted. */
+  List<String> bookings(boolean denied, long now) {
+    List<String> ids = new ArrayList<>();
+    for (Map<String, BookingState> shard : shards) {
+      shard.forEach(
+          (id, state) -> {
+            if (state.denied() == denied && state.expiresAt() > now) {
+              ids.add(id);
+            }
+          });
+    }
+    ids.sort(null);
+    return ids;
+  }
+
+  /** The expired entries of one shard. */
+  List<String> expired(int shard, long now) {
+    List<String> expired = new ArrayList<>();
+    shards.get(shard).forEach(
+        (id, state) -> {
+          if (state.expiresAt() <= now) {
+            expired.add(id);
+          }
+        });
+    return expired;
+  }
+
+  private static boolean isDenied(BookingState state, long now) {
+    return state != null && state.denied() && state.expiresAt() > now;
+  }
+}

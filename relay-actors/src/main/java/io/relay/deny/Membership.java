@@ -1,0 +1,92 @@
+package io.relay.deny;
+
+import java.util.HashSet;
+import java.util.Set;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.UniqueAddress;
+
+/**
+ * The cluster as the deny list sees it: the members that have been Up, which of them this node
+ * cannot reach, and so whether it can read a majority. Fed the cluster's member and reachability
+ * events; not thread-safe.
+ */
+final class Membership {
+  /** What an event changed. */
+  enum Change {
+    NONE,
+    /** This node is Up and reaches a majority of the members (possibly again). */
+    MAJORITY_REACHABLE,
+    /** This node no longer reaches a majority of the members. */
+    MAJORITY_LOST
+  }
+
+  private final UniqueAddress self;
+  /** Members that have been Up and are not removed yet: the nodes a majority is counted over. */
+  private final Set<UniqueAddress> members = new HashSet<>();
+  /** Members whose status is Up now (the replicator's count of replicas covers at least these). */
+  private final Set<UniqueAddress> up = new HashSet<>();
+  private final Set<UniqueAddress> unreachable = new HashSet<>();
+  private boolean majority;
+
+  Membership(UniqueAddress self) {
+    this.self = self;
+  }
+
+  Change apply(ClusterEvent.MemberEvent event) {
+    UniqueAddress member = event.member().uniqueAddress();
+    if (event instanceof ClusterEvent.MemberUp) {
+      members.add(member);
+      up.add(member);
+    } else if (event instanceof ClusterEvent.MemberRemoved) {
+      members.remove(member);
+      up.remove(member);
+      unreachable.remove(member);
+    } else if (event instanceof ClusterEvent.MemberLeft
+        || event instanceof ClusterEvent.MemberExited
+        || event instanceof ClusterEvent.MemberDowned) {
+      members.add(member);
+      up.remove(member);
+    }
+    return evaluate();
+  }
+
+  Change apply(ClusterEvent.ReachabilityEvent event) {
+    UniqueAddress member = event.member().uniqueAddress();
+    if (event instanceof ClusterEvent.UnreachableMember) {
+      unreachable.add(member);
+    } else if (event instanceof ClusterEvent.ReachableMember) {
+      unreachable.remove(member);
+    }
+    return evaluate();
+  }
+
+  /** Members whose status is Up now. */
+  int upCount() {
+    return up.size();
+  }
+
+  private int reachable() {
+    int reachable = 0;
+    for (UniqueAddress member : members) {
+      if (!unreachable.contains(member)) {
+        reachable++;
+      }
+    }
+    return reachable;
+  }
+
+  private Change evaluate() {
+    boolean before = majority;
+    majority = members.contains(self) && reachable() * 2 > members.size();
+    if (majority) {
+      return Change.MAJORITY_REACHABLE;
+    }
+    // once this node itself is removed it is shutting down: nothing to report
+    return before && members.contains(self) ? Change.MAJORITY_LOST : Change.NONE;
+  }
+
+  @Override
+  public String toString() {
+    return (members.size() - reachable()) + " of " + members.size() + " members unreachable";
+  }
+}

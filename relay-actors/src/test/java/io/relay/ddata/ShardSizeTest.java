@@ -1,0 +1,161 @@
+package io.relay.ddata;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import io.relay.RelaySettings;
+import io.relay.codes.CodeGrant;
+import io.relay.deny.BookingState;
+import io.relay.deny.DenyCapacity;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.function.Function;
+import java.util.zip.GZIPInputStream;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.cluster.UniqueAddress;
+import org.apache.pekko.cluster.ddata.LWWMap;
+import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
+import org.apache.pekko.serialization.SerializationExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The sizing of the replicated maps in docs/cluster.md, checked with Pekko's own serializer: a deny
+ * list shard at its capacity and a code shard at the fullest the assumed admission rate makes it,
+ * both with entries of the largest size, stay well under Artery's maximum frame size. A map is
+ * gzip-compressed on the wire; these bounds use its uncompressed size, what incompressible ids
+ * would cost.
+ */
+class ShardSizeTest {
+  /** Canonical hostnames up to this long (IPv6 pod addresses are 39). */
+  private static final int HOSTNAME = 64;
+  /** The admission rate the code shards are sized for, cluster-wide. */
+  private static final int CODES_PER_SECOND = 3_000;
+  /** An unredeemed code stays until the sweep after its expiry: code-ttl plus code-sweep-interval. */
+  private static final int CODE_LIFETIME_SECONDS = 30 + 10;
+  /** The fullest shard is sized for a chance of one in a million of being exceeded. */
+  private static final double EXCEEDED = 1e-6;
+
+  private static final ActorTestKit KIT =
+      ActorTestKit.create(
+          "relay",
+          ConfigFactory.parseMap(
+                  Map.of(
+                      "pekko.actor.provider", "cluster",
+                      "pekko.remote.artery.canonical.hostname", "127.0.0.1",
+                      "pekko.remote.artery.canonical.port", 0,
+                      "pekko.cluster.jmx.enabled", "off"))
+              .withFallback(ConfigFactory.load()));
+  private static final long FRAME = KIT.system().settings().config().getBytes("pekko.remote.artery.advanced.maximum-frame-size");
+
+  private final Random random = new Random(13);
+  private final List<SelfUniqueAddress> writers = new ArrayList<>();
+
+  ShardSizeTest() {
+    for (int i = 0; i < 3; i++) {
+      writers.add(new SelfUniqueAddress(new UniqueAddress(new Address("pekko", "relay", "h".repeat(HOSTNAME), 25520 + i), random.nextLong())));
+    }
+  }
+
+  @AfterAll
+  static void stop() {
+    KIT.shutdownTestKit();
+  }
+
+  @Test
+  void aDenyShardAtItsCapacityTakesUnderAQuarterOfAFrame() {
+    int entries = DenyCapacity.DEFAULT.perShard();
+    long expiresAt = System.currentTimeMillis() / 1000 + 365L * 86_400;
+    long bytes = rawSize(fill(entries, i -> new BookingState(true, expiresAt + i), DenyCapacity.MAX_BOOKING_ID_BYTES));
+    report("deny shard", entries, bytes);
+    assertTrue(bytes <= FRAME / 4, "a full deny shard takes " + bytes + " bytes of a " + FRAME + "-byte frame");
+  }
+
+  @Test
+  void aCodeShardAtTheAssumedAdmissionRateTakesUnderAThirdOfAFrame() {
+    int entries = fullestShard(CODES_PER_SECOND * CODE_LIFETIME_SECONDS, RelaySettings.CODE_SHARDS);
+    List<String> scopes = List.of("read", "write", "relay:admin", "relay:stats");
+    long expiresAt = System.currentTimeMillis();
+    long bytes =
+        rawSize(
+            fill(
+                entries,
+                i -> new CodeGrant(text(256), scopes, text(DenyCapacity.MAX_BOOKING_ID_BYTES), expiresAt / 1000, expiresAt + i),
+                22));
+    report("code shard", entries, bytes);
+    assertTrue(bytes <= FRAME / 3, "the fullest code shard takes " + bytes + " bytes of a " + FRAME + "-byte frame");
+    long redemptions = rawSize(fill(entries, i -> expiresAt + i, 22 + 1 + ("pekko://relay@" + "h".repeat(HOSTNAME) + ":25520").length()));
+    report("redemption shard", entries, redemptions);
+    assertTrue(redemptions <= FRAME / 4, "the fullest redemption shard takes " + redemptions + " bytes");
+  }
+
+  /** A map of {@code entries} entries with keys of {@code keyLength} random characters, written by three nodes. */
+  private <V> LWWMap<String, V> fill(int entries, Function<Integer, V> value, int keyLength) {
+    LWWMap<String, V> map = LWWMap.create();
+    for (int i = 0; i < entries; i++) {
+      map = map.put(writers.get(i % writers.size()), text(keyLength), value.apply(i));
+    }
+    return map;
+  }
+
+  private String text(int length) {
+    StringBuilder text = new StringBuilder(length);
+    for (int i = 0; i < length; i++) {
+      text.append((char) ('!' + random.nextInt(94)));
+    }
+    return text.toString();
+  }
+
+  /** The map's serialized size before Pekko's gzip: what it takes on the wire if nothing compresses. */
+  private static long rawSize(LWWMap<String, ?> map) {
+    byte[] serialized = SerializationExtension.get(Adapter.toClassic(KIT.system())).serialize(map).get();
+    try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(serialized))) {
+      return in.readAllBytes().length;
+    } catch (IOException e) {
+      throw new UncheckedIOException("Pekko gzips replicated maps", e);
+    }
+  }
+
+  /**
+   * The entries of the fullest of {@code shards} shards holding {@code total} entries, exceeded
+   * with a chance of {@link #EXCEEDED}: each shard's count is Poisson with mean total / shards.
+   */
+  static int fullestShard(int total, int shards) {
+    double mean = (double) total / shards;
+    int k = (int) mean;
+    while (shards * tail(mean, k) > EXCEEDED) {
+      k++;
+    }
+    return k;
+  }
+
+  /** P(X > k) for X Poisson with the given mean. */
+  private static double tail(double mean, int k) {
+    double sum = 0;
+    for (int i = k + 1; i < k + 1000; i++) {
+      sum += Math.exp(-mean + i * Math.log(mean) - logFactorial(i));
+    }
+    return sum;
+  }
+
+  private static double logFactorial(int n) {
+    double sum = 0;
+    for (int i = 2; i <= n; i++) {
+      sum += Math.log(i);
+    }
+    return sum;
+  }
+
+  private static void report(String what, int entries, long bytes) {
+    System.out.printf(
+        "%s: %d entries, %d bytes (%d per entry), %.0f %% of the %d-byte frame%n",
+        what, entries, bytes, bytes / entries, 100.0 * bytes / FRAME, FRAME);
+  }
+}

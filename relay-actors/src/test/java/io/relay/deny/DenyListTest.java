@@ -1,0 +1,265 @@
+package io.relay.deny;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.relay.RelaySettings;
+import io.relay.topic.Cancel;
+import io.relay.topic.TopicRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.cluster.ddata.LWWMap;
+import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
+import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
+import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Join;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The sharded deny list on a one-node cluster: deny, allow, the expiry sweep, its capacity, which
+ * replicated map holds a booking, and that it answers nothing until it has read the maps.
+ */
+class DenyListTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final long NOW = 1_800_000_000L;
+
+  private final AtomicLong clock = new AtomicLong(NOW);
+  private final DenyListStatus status = new DenyListStatus();
+  private ActorTestKit kit;
+  private TestProbe<TopicRegistry.Command> registry;
+  private TestProbe<Cancel> cancelled;
+  private ActorRef<DenyList.Command> denyList;
+
+  /** Starts a one-node cluster (joined unless {@code join} is false) running a deny list of {@code capacity}. */
+  private void start(DenyCapacity capacity, boolean join) {
+    Config config =
+        ConfigFactory.parseMap(
+                Map.of(
+                    "pekko.actor.provider", "cluster",
+                    "pekko.remote.artery.canonical.hostname", "127.0.0.1",
+                    "pekko.remote.artery.canonical.port", 0,
+                    "pekko.cluster.jmx.enabled", "off",
+                    "relay.deny-sweep-interval", "200ms"))
+            .withFallback(ConfigFactory.load());
+    kit = ActorTestKit.create("deny-list-test", config);
+    registry = kit.createTestProbe();
+    cancelled = kit.createTestProbe();
+    ActorRef<Topic.Command<Cancel>> cancels = kit.spawn(Topic.create(Cancel.class, "relay-cancels"));
+    cancels.tell(Topic.subscribe(cancelled.ref()));
+    denyList =
+        kit.spawn(
+            DenyList.create(
+                RelaySettings.create(config), capacity, registry.ref(), cancels, clock::get, status));
+    if (join) {
+      join();
+    }
+  }
+
+  private void join() {
+    Cluster cluster = Cluster.get(kit.system());
+    cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    awaitRead();
+  }
+
+  private void awaitRead() {
+    kit.createTestProbe().awaitAssert(WAIT, () -> {
+      assertTrue(status.isRead(), "the deny list has been read");
+      return null;
+    });
+  }
+
+  @AfterEach
+  void stop() {
+    if (kit != null) {
+      kit.shutdownTestKit();
+    }
+  }
+
+  private DenyList.Outcome set(String bookingId, boolean denied, long expiresAt) {
+    TestProbe<DenyList.Outcome> reply = kit.createTestProbe();
+    denyList.tell(new DenyList.Set(bookingId, denied, expiresAt, reply.ref()));
+    return reply.expectMessageClass(DenyList.Outcome.class, WAIT);
+  }
+
+  private DenyList.Verdict check(String bookingId) {
+    TestProbe<DenyList.Verdict> reply = kit.createTestProbe();
+    denyList.tell(new DenyList.Check(bookingId, reply.ref()));
+    return reply.expectMessageClass(DenyList.Verdict.class, WAIT);
+  }
+
+  @SuppressWarnings("unchecked")
+  private List<String> list(boolean denied) {
+    TestProbe<List<String>> reply = kit.createTestProbe();
+    denyList.tell(new DenyList.ListBookings(denied, reply.ref()));
+    return reply.expectMessageClass(List.class, WAIT);
+  }
+
+  @Test
+  void aDenyIsCheckedListedAnnouncedAndUndoneByAnAllow() {
+    start(DenyCapacity.DEFAULT, true);
+    assertEquals(DenyList.Verdict.ALLOWED, check("b1"), "nothing is denied at first");
+    assertEquals(DenyList.Outcome.STORED, set("b1", true, NOW + 100));
+    assertEquals(DenyList.Verdict.DENIED, check("b1"));
+    assertEquals(DenyList.Verdict.ALLOWED, check("b2"), "other bookings stay allowed");
+    assertEquals(new TopicRegistry.CloseBooking("b1"), registry.expectMessageClass(TopicRegistry.CloseBooking.class, WAIT));
+    assertEquals(new Cancel("b1"), cancelled.expectMessageClass(Cancel.class, WAIT), "the deny is announced on the cancel channel");
+    assertEquals(List.of("b1"), list(true));
+    assertEquals(1, status.entries());
+
+    assertEquals(DenyList.Outcome.STORED, set("b1", false, NOW + 100));
+    assertEquals(DenyList.Verdict.ALLOWED, check("b1"));
+    assertEquals(List.of(), list(true));
+    assertEquals(List.of("b1"), list(false));
+    cancelled.expectNoMessage(Duration.ofMillis(200));
+  }
+
+  @Test
+  void expiredEntriesNoLongerApplyAndAreSweptFromTheReplicatedMap() {
+    start(DenyCapacity.DEFAULT, true);
+    assertEquals(DenyList.Outcome.STORED, set("brief", true, NOW + 10));
+    assertEquals(DenyList.Outcome.STORED, set("lasting", true, NOW + 1000));
+    clock.set(NOW + 10);
+    assertEquals(DenyList.Verdict.ALLOWED, check("brief"), "a deny stops applying at its exp");
+    assertEquals(DenyList.Verdict.DENIED, check("lasting"));
+    assertEquals(List.of("lasting"), list(true));
+    kit.createTestProbe().awaitAssert(WAIT, () -> {
+      assertFalse(replicated("brief").containsKey("brief"), "the sweep removed the expired entry from the map");
+      assertEquals(1, status.entries(), "entries left");
+      return null;
+    });
+    assertTrue(replicated("lasting").containsKey("lasting"), "the live entry stays");
+  }
+
+  @Test
+  void aNewBookingBeyondTheCapacityIsRefusedUntilAnEntryExpires() {
+    start(new DenyCapacity(256, 5, 96), true);
+    for (int i = 0; i < 4; i++) {
+      assertEquals(DenyList.Outcome.STORED, set("b" + i, true, NOW + 100), "booking " + i);
+    }
+    assertEquals(DenyList.Outcome.STORED, set("short", true, NOW + 10));
+    assertEquals(DenyList.Outcome.FULL, set("b5", true, NOW + 100), "a sixth booking");
+    assertEquals(DenyList.Outcome.FULL, set("b5", false, NOW + 100), "an allow of a new booking takes a place too");
+    assertEquals(DenyList.Verdict.ALLOWED, check("b5"));
+    assertEquals(DenyList.Outcome.STORED, set("b0", true, NOW + 200), "a listed booking can still be changed");
+    assertEquals(DenyList.Outcome.STORED, set("b1", false, NOW + 100), "and allowed");
+    clock.set(NOW + 10);
+    assertEquals(DenyList.Outcome.STORED, set("b5", true, NOW + 100), "an expired entry frees its place");
+  }
+
+  @Test
+  void aFullShardRefusesNewBookingsEvenBelowTheTotalAndExpiredEntriesMakeRoom() {
+    DenyCapacity capacity = new DenyCapacity(256, 10_000, 2);
+    List<String> sameShard = idsInShard(capacity, 0, 3);
+    String elsewhere = IntStream.range(0, 1000).mapToObj(i -> "other-" + i).filter(id -> capacity.shardOf(id) != 0).findFirst().orElseThrow();
+    start(capacity, true);
+    assertEquals(DenyList.Outcome.STORED, set(sameShard.get(0), true, NOW + 10));
+    assertEquals(DenyList.Outcome.STORED, set(sameShard.get(1), true, NOW + 100));
+    assertEquals(DenyList.Outcome.FULL, set(sameShard.get(2), true, NOW + 100), "a third booking in a shard of two");
+    assertEquals(DenyList.Outcome.STORED, set(elsewhere, true, NOW + 100), "another shard still takes bookings");
+    clock.set(NOW + 10);
+    assertEquals(DenyList.Outcome.STORED, set(sameShard.get(2), true, NOW + 100), "the expired entry made room");
+    assertFalse(replicated(sameShard.get(0)).containsKey(sameShard.get(0)), "and is gone from the map");
+  }
+
+  @Test
+  void theReplicatedMapIsFullEvenWhenThisNodesViewLagsBehindIt() {
+    DenyCapacity capacity = new DenyCapacity(256, 10_000, 2);
+    List<String> sameShard = idsInShard(capacity, 7, 3);
+    start(capacity, true);
+    // two entries written straight into the shard's map, as another node's writes arrive
+    SelfUniqueAddress other = DistributedData.get(kit.system()).selfUniqueAddress();
+    for (String id : sameShard.subList(0, 2)) {
+      TestProbe<Replicator.UpdateResponse<LWWMap<String, BookingState>>> written = kit.createTestProbe();
+      DistributedData.get(kit.system())
+          .replicator()
+          .tell(
+              new Replicator.Update<>(
+                  DenyList.key(7), LWWMap.create(), Replicator.writeLocal(), written.ref(),
+                  map -> map.put(other, id, new BookingState(true, NOW + 100))));
+      written.expectMessageClass(Replicator.UpdateSuccess.class, WAIT);
+    }
+    assertEquals(DenyList.Outcome.FULL, set(sameShard.get(2), true, NOW + 100));
+  }
+
+  @Test
+  void aBookingLivesInTheMapItsHashChooses() {
+    start(DenyCapacity.DEFAULT, true);
+    String id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    int shard = DenyCapacity.DEFAULT.shardOf(id);
+    assertEquals(DenyList.Outcome.STORED, set(id, true, NOW + 100));
+    assertTrue(replicated(id).containsKey(id), "in deny-" + shard);
+    int neighbour = (shard + 1) % DenyCapacity.DEFAULT.shards();
+    assertFalse(get(neighbour).containsKey(id), "not in deny-" + neighbour);
+  }
+
+  @Test
+  void idsSpreadEvenlyEnoughThatNoShardFillsBeforeTheList() {
+    DenyCapacity capacity = DenyCapacity.DEFAULT;
+    for (String kind : List.of("uuid", "sequential")) {
+      int[] counts = new int[capacity.shards()];
+      for (int i = 0; i < capacity.total(); i++) {
+        String id =
+            kind.equals("uuid")
+                ? java.util.UUID.nameUUIDFromBytes(("booking " + i).getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString()
+                : String.format("booking-%05d", i);
+        counts[capacity.shardOf(id)]++;
+      }
+      int fullest = IntStream.of(counts).max().orElseThrow();
+      assertTrue(fullest < capacity.perShard(), kind + " ids: the fullest shard holds " + fullest + " of " + capacity.perShard());
+      assertEquals(capacity.shardOf("booking-00042"), capacity.shardOf("booking-00042"), "the same shard every time");
+    }
+  }
+
+  @Test
+  void untilItHasReadTheMapsItAnswersUnreadAndStoresNothing() {
+    start(DenyCapacity.DEFAULT, false);
+    assertEquals(DenyList.Verdict.UNREAD, check("b1"));
+    assertEquals(DenyList.Outcome.UNREAD, set("b1", true, NOW + 100));
+    assertFalse(status.isRead());
+    join();
+    assertEquals(DenyList.Verdict.ALLOWED, check("b1"), "nothing was stored while unread");
+  }
+
+  @Test
+  void theBookingIdLimitIs128BytesOfUtf8() {
+    assertTrue(DenyCapacity.fits("x".repeat(128)));
+    assertFalse(DenyCapacity.fits("x".repeat(129)));
+    assertTrue(DenyCapacity.fits("é".repeat(64)), "64 two-byte characters");
+    assertFalse(DenyCapacity.fits("é".repeat(65)), "65 two-byte characters are 130 bytes");
+  }
+
+  private static List<String> idsInShard(DenyCapacity capacity, int shard, int count) {
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; ids.size() < count; i++) {
+      if (capacity.shardOf("booking-" + i) == shard) {
+        ids.add("booking-" + i);
+      }
+    }
+    return ids;
+  }
+
+  /** The entries of the map that holds {@code bookingId}, from this node's replica. */
+  private Map<String, BookingState> replicated(String bookingId) {
+    return get(DenyCapacity.DEFAULT.shardOf(bookingId));
+  }
+
+  private Map<String, BookingState> get(int shard) {
+    TestProbe<Replicator.GetResponse<LWWMap<String, BookingState>>> reply = kit.createTestProbe();
+    DistributedData.get(kit.system()).replicator().tell(new Replicator.Get<>(DenyList.key(shard), Replicator.readLocal(), reply.ref()));
+    Replicator.GetResponse<LWWMap<String, BookingState>> response = reply.receiveMessage(WAIT);
+    return response instanceof Replicator.GetSuccess<LWWMap<String, BookingState>> success ? success.dataValue().getEntries() : Map.of();
+  }
+}
