@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -105,7 +106,6 @@ class MemoryAttackIT {
               });
       for (int i = 0; i < ATTACKERS; i++) {
         sockets.add(RawWebSocket.connectWithReceiveBuffer(uri("attack/stalled", "read"), 4096));
-        Thread.sleep(50);
       }
       Waits.await("readers are shed", Duration.ofSeconds(60), () -> metric("relay_connections_shed_total") > 0);
       writing.set(false);
@@ -156,33 +156,32 @@ class MemoryAttackIT {
     return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
   }
 
-  /** Samples the node's readiness, heap and held bytes until closed. */
+  /** Samples the node's readiness, heap and held bytes every 100 ms until closed. */
   private final class Watch implements AutoCloseable {
     final AtomicLong heapPeak = new AtomicLong();
     final AtomicLong heldPeak = new AtomicLong();
     final AtomicBoolean unready = new AtomicBoolean();
-    final AtomicBoolean running = new AtomicBoolean(true);
-    final Future<?> task =
-        threads.submit(
-            () -> {
-              while (running.get()) {
-                heapPeak.accumulateAndGet((long) metric("relay_jvm_heap_used_bytes"), Math::max);
-                heldPeak.accumulateAndGet((long) metric("relay_memory_held_bytes"), Math::max);
-                if (status("/ready") != 200) {
-                  unready.set(true);
-                }
-                Thread.sleep(100);
-              }
-              return null;
-            });
+    final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+
+    Watch() {
+      sampler.scheduleAtFixedRate(this::sample, 0, 100, TimeUnit.MILLISECONDS);
+    }
+
+    private void sample() {
+      heapPeak.accumulateAndGet((long) metric("relay_jvm_heap_used_bytes"), Math::max);
+      heldPeak.accumulateAndGet((long) metric("relay_memory_held_bytes"), Math::max);
+      if (status("/ready") != 200) {
+        unready.set(true);
+      }
+    }
 
     @Override
     public void close() {
-      running.set(false);
+      sampler.shutdownNow();
     }
   }
 
-  /** Two participants of another topic sending each other a message every 50 ms; the latencies. */
+  /** Two participants of another topic passing a message back and forth; the latencies. */
   private final class QuietTopic implements AutoCloseable {
     final AtomicBoolean running = new AtomicBoolean(true);
     final List<Long> latencies = new ArrayList<>();
@@ -201,7 +200,6 @@ class MemoryAttackIT {
                     synchronized (latencies) {
                       latencies.add(System.nanoTime() - sent);
                     }
-                    Thread.sleep(50);
                   }
                 }
                 return null;

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -56,27 +57,19 @@ class OverloadTest {
     return RawWebSocket.connect(access.relayUri(topic, Tokens.session(topic, scopes)));
   }
 
-  /** Samples what the node holds until stopped; the highest sample seen. */
+  /** Samples what the node holds every 20 ms until closed; the highest sample seen. */
   private final class HeldSampler implements AutoCloseable {
     final AtomicLong peak = new AtomicLong();
-    final AtomicBoolean running = new AtomicBoolean(true);
-    final Future<?> task =
-        threads.submit(
-            () -> {
-              while (running.get()) {
-                peak.accumulateAndGet((long) node.metric("relay_memory_held_bytes"), Math::max);
-                try {
-                  Thread.sleep(20);
-                } catch (InterruptedException e) {
-                  return;
-                }
-              }
-            });
+    final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+
+    HeldSampler() {
+      sampler.scheduleAtFixedRate(
+          () -> peak.accumulateAndGet((long) node.metric("relay_memory_held_bytes"), Math::max), 0, 20, TimeUnit.MILLISECONDS);
+    }
 
     @Override
     public void close() {
-      running.set(false);
-      task.cancel(true);
+      sampler.shutdownNow();
     }
   }
 
@@ -111,7 +104,6 @@ class OverloadTest {
       for (int i = 0; i < 16; i++) {
         String uri = access.relayUri(topic, Tokens.session(topic, "read"));
         stalled.add(RawWebSocket.connectWithReceiveBuffer(uri, 4096));
-        Thread.sleep(100);
       }
       Waits.await(
           "the node sheds stalled readers",
