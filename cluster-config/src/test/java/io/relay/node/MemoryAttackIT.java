@@ -140,13 +140,13 @@ class MemoryAttackIT {
     double shed = metric("relay_connections_shed_total");
     double heapMax = metric("relay_jvm_heap_max_bytes");
     System.out.printf(
-        "attack: %s x %d (-Xmx%s, 10 MiB messages): node alive %s, ready throughout %s, heap peak %.0f MiB of %.0f, "
+        "attack: %s x %d (-Xmx%s, 10 MiB messages): node alive %s, ready throughout %s (slowest /ready %d ms), heap peak %.0f MiB of %.0f, "
             + "held peak %.0f MiB of a %.0f MiB budget, %.0f connections shed; quiet topic: %d messages, p50 %.1f ms, p99 %.1f ms%n",
-        attack, ATTACKERS, HEAP, node.isAlive(), !watch.unready.get(), watch.heapPeak.get() / 1048576.0, heapMax / 1048576.0,
+        attack, ATTACKERS, HEAP, node.isAlive(), !watch.unready.get(), watch.slowestReady.get() / 1_000_000, watch.heapPeak.get() / 1048576.0, heapMax / 1048576.0,
         watch.heldPeak.get() / 1048576.0, metric("relay_memory_budget_bytes") / 1048576.0, shed, latencies.length,
         percentile(latencies, 50) / 1e6, percentile(latencies, 99) / 1e6);
     assertTrue(node.isAlive(), "the node survived (log: " + log + ")");
-    assertTrue(!watch.unready.get(), "the node stayed ready");
+    assertTrue(!watch.unready.get(), "the node stayed ready; /ready answered:" + watch.unreadyAnswers + " (log: " + log + ")");
     assertTrue(watch.heapPeak.get() < heapMax, "the heap stayed under its maximum");
     assertTrue(latencies.length > 0, "the quiet topic's participants exchanged messages during the attack");
     assertTrue(shed > 0, "what was shed is counted");
@@ -161,6 +161,9 @@ class MemoryAttackIT {
     final AtomicLong heapPeak = new AtomicLong();
     final AtomicLong heldPeak = new AtomicLong();
     final AtomicBoolean unready = new AtomicBoolean();
+    final StringBuilder unreadyAnswers = new StringBuilder();
+    final AtomicLong slowestReady = new AtomicLong();
+    final long started = System.nanoTime();
     final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
 
     Watch() {
@@ -170,14 +173,25 @@ class MemoryAttackIT {
     private void sample() {
       heapPeak.accumulateAndGet((long) metric("relay_jvm_heap_used_bytes"), Math::max);
       heldPeak.accumulateAndGet((long) metric("relay_memory_held_bytes"), Math::max);
-      if (status("/ready") != 200) {
+      long asked = System.nanoTime();
+      int status = status("/ready");
+      slowestReady.accumulateAndGet(System.nanoTime() - asked, Math::max);
+      if (status != 200) {
         unready.set(true);
+        synchronized (unreadyAnswers) {
+          unreadyAnswers.append(
+              String.format(
+                  " [%d after %d ms at %.1f s]",
+                  status, (System.nanoTime() - asked) / 1_000_000, (asked - started) / 1e9));
+        }
       }
     }
 
     @Override
-    public void close() {
-      sampler.shutdownNow();
+    public void close() throws InterruptedException {
+      // no interrupt: an interrupted sample would read as a node that did not answer
+      sampler.shutdown();
+      assertTrue(sampler.awaitTermination(30, TimeUnit.SECONDS), "the last sample of the node finished within 30 s");
     }
   }
 
