@@ -56,7 +56,7 @@ public record RelaySettings(
       boolean announce, Duration digestInterval, Duration holdDown, Duration maxHoldDown, Duration flapWindow) {}
 
   /**
-   * Number of replicated maps the codes (and their redemption records) are spread over; fixed, since
+   * Number of replicated maps the codes are spread over; fixed, since
    * every node must look for a code in the same map. Sized so that each map stays well under
    * Artery's maximum frame size at 3,000 codes/s: docs/cluster.md, "Sizing the replicated maps".
    */

@@ -136,7 +136,7 @@ final class RelayRoutes extends AllDirectives {
                 if (redemption instanceof CodeStore.Rejected rejected) {
                   if (rejected.reason() == CodeStore.Reason.UNAVAILABLE) {
                     metrics.codesRefused.labelValues("unavailable").inc();
-                    throw new ApiException(503, "could not record the code's use on a majority of nodes; retry");
+                    throw new ApiException(503, "the node that issued the code did not confirm it in time; retry");
                   }
                   throw refused(rejected.reason().name().toLowerCase(Locale.ROOT), message(rejected.reason()));
                 }
@@ -266,6 +266,7 @@ final class RelayRoutes extends AllDirectives {
       case USED -> "code already used";
       case EXPIRED -> "code expired";
       case WRONG_TOPIC -> "code is for another topic";
+      case ISSUER_GONE -> "the node that issued the code has left; fetch a new code";
       case UNAVAILABLE -> "code could not be checked";
     };
   }

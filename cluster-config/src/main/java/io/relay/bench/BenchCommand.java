@@ -17,14 +17,14 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code relay bench}: the load generator of docs/benchmarks.md. It drives one workload (W1 to W5)
+ * {@code relay bench}: the load generator of docs/benchmarks.md. It drives one workload (W1 to W6)
  * against a relay node (through its access API) or nginx+nchan, prints the figures, and appends
  * them as one JSON line to {@code --json}.
  */
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
-    description = "Load generator: run workload W1..W5 against a relay node or nginx+nchan on loopback.")
+    description = "Load generator: run workload W1..W6 against a relay node or nginx+nchan on loopback.")
 public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--target", defaultValue = "relay", description = "relay or nchan (default: ${DEFAULT-VALUE}).")
   String target;
@@ -32,7 +32,7 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--label", description = "Name of the server configuration in the results (default: the target).")
   String label;
 
-  @Option(names = "--workload", defaultValue = "W1", description = "W1 video fan-out, W2 chat, W3 one stream, W4 saturation, W5 idle capacity.")
+  @Option(names = "--workload", defaultValue = "W1", description = "W1 video fan-out, W2 chat, W3 one stream, W4 saturation, W5 idle capacity, W6 connect storm.")
   String workload;
 
   @Option(names = "--duration", defaultValue = "10", description = "Measured seconds (W1-W3) (default: ${DEFAULT-VALUE}).")
@@ -53,8 +53,14 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--topics", description = "Override the workload's number of topics.")
   Integer topics;
 
-  @Option(names = "--connections", description = "W5: idle connections to open (default: 10000).")
+  @Option(names = "--connections", description = "W5: idle connections to open (default: 10000); W6: participants to admit (default: 3000).")
   Integer connections;
+
+  @Option(names = "--concurrency", defaultValue = "64", description = "W6: participants being admitted at once (default: ${DEFAULT-VALUE}).")
+  int concurrency;
+
+  @Option(names = "--admission-rate", defaultValue = "0", description = "W6: participants started per second; 0 = as fast as --concurrency allows (default: ${DEFAULT-VALUE}).")
+  double admissionRate;
 
   @Option(names = "--loops", defaultValue = "2", description = "Generator threads (default: ${DEFAULT-VALUE}).")
   int loops;
@@ -62,8 +68,8 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--window", defaultValue = "32", description = "W3: frames in flight between writer and reader (default: ${DEFAULT-VALUE}).")
   int window;
 
-  @Option(names = "--access", defaultValue = "http://127.0.0.1:3000", description = "Relay access API (default: ${DEFAULT-VALUE}).")
-  URI access;
+  @Option(names = "--access", split = ",", defaultValue = "http://127.0.0.1:3000", description = "Relay access API; W6 spreads its requests over several, comma-separated (default: ${DEFAULT-VALUE}).")
+  List<URI> access;
 
   @Option(names = "--nchan", defaultValue = "http://127.0.0.1:8090", description = "nginx+nchan base URL (default: ${DEFAULT-VALUE}).")
   URI nchan;
@@ -101,17 +107,20 @@ public final class BenchCommand implements Callable<Integer> {
     if (rates != null && !rates.isEmpty()) {
       w = w.withSteps(rates);
     }
-    if (w.idle() && connections != null) {
+    if (w.shape() != Workload.Shape.TRAFFIC && connections != null) {
       w = w.withTopics(Math.max(1, connections / w.connectionsPerTopic()));
     }
     String key = secret == null || secret.isEmpty() ? io.relay.http.HttpSettings.DEV_SECRET : secret;
     Endpoints endpoints =
         switch (target) {
-          case "relay" -> new Endpoints.Relay(access, key, audience);
+          case "relay" -> new Endpoints.Relay(access.get(0), key, audience);
           case "nchan" -> new Endpoints.Nchan(nchan);
           default -> throw new IllegalArgumentException("--target must be relay or nchan");
         };
     ServerProbe probe = new ServerProbe(serverPids, jvmPid, metrics);
+    if (w.shape() == Workload.Shape.STORM && !(endpoints instanceof Endpoints.Relay)) {
+      throw new IllegalArgumentException("W6 needs the relay's access API (--target relay)");
+    }
     BenchRun run = new BenchRun(w, endpoints, probe, this);
     Map<String, Object> result = new LinkedHashMap<>();
     result.put("target", target);

@@ -95,7 +95,7 @@ final class BenchConnections {
   }
 
   private int placement(Endpoints.Role role) {
-    if (w.rate() == 0 && !w.idle() && loops.length > 1) {
+    if (w.rate() == 0 && w.shape() != Workload.Shape.IDLE && loops.length > 1) {
       return role == Endpoints.Role.WRITER ? 0 : 1; // W3: writer and reader on their own threads
     }
     return nextId % loops.length;

@@ -40,7 +40,13 @@ final class BenchRun {
 
   Map<String, Object> execute() throws Exception {
     try {
-      return w.idle() ? idle() : traffic();
+      return switch (w.shape()) {
+        case TRAFFIC -> traffic();
+        case IDLE -> idle();
+        case STORM ->
+            new AdmissionStorm(opts.access, (Endpoints.Relay) endpoints)
+                .run(w.topics() * w.connectionsPerTopic(), opts.concurrency, opts.admissionRate, probe);
+      };
     } finally {
       for (WsClient c : all) {
         c.loop.call(() -> { c.close(); return null; });

@@ -62,7 +62,8 @@ interface Endpoints {
               });
     }
 
-    private String token(String topic, Role role) {
+    /** A session token for {@code topic} with the role's scopes. */
+    String token(String topic, Role role) {
       List<String> scopes =
           switch (role) {
             case WRITER -> List.of("write");

@@ -1,17 +1,22 @@
 package io.relay.codes;
 
+import io.relay.CborSerializable;
 import io.relay.RelaySettings;
 import io.relay.ddata.ReplicatedMaps;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
+import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.cluster.ClusterEvent.CurrentClusterState;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.ddata.LWWMap;
 import org.apache.pekko.cluster.ddata.Key;
 import org.apache.pekko.cluster.ddata.LWWMapKey;
@@ -19,19 +24,21 @@ import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
 import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
 import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
+import org.apache.pekko.cluster.typed.Cluster;
 
 /**
  * One-time access codes in Distributed Data, spread over a fixed set of {@link
- * RelaySettings#CODE_SHARDS} LWWMaps by hash of the code.
+ * RelaySettings#CODE_SHARDS} LWWMaps by hash of the code; each entry names the code store that
+ * issued it.
  *
  * <p>Issuing writes with WriteMajority before answering. Redeeming reads the local replica (falling
- * back to ReadMajority, so a node that has not yet received a code by gossip still finds it), then
- * records "redeemed by this node" with WriteMajority in a second fixed set of maps and reads those
- * back with ReadMajority: since any two majorities overlap, of two nodes redeeming the same code
- * at once at least one sees the other's record, and a node accepts only when it sees no other.
- * A code is therefore accepted at most once cluster-wide; when two nodes race, both may refuse
- * (the clients fetch new codes). The node also remembers codes it redeemed until they would have
- * expired. Expired codes and redemption records are swept periodically.
+ * back to ReadMajority, so a node that has not yet received a code by gossip still finds it), and
+ * then asks the code's issuer for it: the issuer alone decides a code's single use, in memory, and
+ * answers "yes" to the first claim only. A code is therefore accepted at most once cluster-wide,
+ * with one small message (none when the issuer redeems) instead of quorum writes and reads. When
+ * the issuer has left the cluster, is unreachable or does not answer in time, the code is refused
+ * (the client fetches a new one); the issuer remembers claimed codes until they would have
+ * expired. Redeemed codes are removed from the maps; expired ones are swept periodically.
  */
 public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
@@ -64,49 +71,50 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     USED,
     EXPIRED,
     WRONG_TOPIC,
-    /** No majority could record the redemption in time. */
+    /** The node that issued the code has left the cluster or is unreachable. */
+    ISSUER_GONE,
+    /** The issuer did not answer in time. */
     UNAVAILABLE
   }
 
+  /** A replicated code: what it grants and the code store that decides its single use. */
+  public record Entry(CodeGrant grant, ActorRef<Command> issuer) implements CborSerializable {}
+
+  /** Sent to a code's issuer by the node redeeming it; only the first claim of a code is granted. */
+  public record Claim(String code, long expiresAt, ActorRef<ClaimAnswer> replyTo) implements Command, CborSerializable {}
+
+  /** The issuer's answer to a claim: {@code granted} for the first claim of the code only. */
+  public record ClaimAnswer(boolean granted) implements CborSerializable {}
+
   private record IssueResponse(
-      Replicator.UpdateResponse<LWWMap<String, CodeGrant>> response, ActorRef<Issued> replyTo)
+      Replicator.UpdateResponse<LWWMap<String, Entry>> response, ActorRef<Issued> replyTo)
       implements Command {}
 
   private record Lookup(
-      Replicator.GetResponse<LWWMap<String, CodeGrant>> response,
+      Replicator.GetResponse<LWWMap<String, Entry>> response,
       Redeem redeem,
       boolean majority)
       implements Command {}
 
+  private record Claimed(Redeem redeem, CodeGrant grant, ClaimAnswer answer) implements Command {}
+
   private record Ignored(Object response) implements Command {}
-
-  private record Recorded(
-      Replicator.UpdateResponse<LWWMap<String, Long>> response, Redeem redeem, CodeGrant grant)
-      implements Command {}
-
-  private record Checked(
-      Replicator.GetResponse<LWWMap<String, Long>> response, Redeem redeem, CodeGrant grant)
-      implements Command {}
-
-  private record SweepRedemptions(Replicator.GetResponse<LWWMap<String, Long>> response)
-      implements Command {}
 
   private enum Sweep implements Command {
     INSTANCE
   }
 
-  private record SweepShard(Replicator.GetResponse<LWWMap<String, CodeGrant>> response)
+  private record SweepShard(Replicator.GetResponse<LWWMap<String, Entry>> response)
       implements Command {}
 
-  private final ReplicatorMessageAdapter<Command, LWWMap<String, CodeGrant>> replicator;
-  private final ReplicatorMessageAdapter<Command, LWWMap<String, Long>> redemptionReplicator;
+  private final ReplicatorMessageAdapter<Command, LWWMap<String, Entry>> replicator;
   private final SelfUniqueAddress self;
+  private final Cluster cluster;
   private final RelaySettings settings;
   private final LongSupplier clock;
-  private final List<Key<LWWMap<String, CodeGrant>>> shards;
-  private final List<Key<LWWMap<String, Long>>> redemptionShards;
-  /** Codes redeemed (or being redeemed) here, with when they would have expired. */
-  private final Map<String, Long> spent = new HashMap<>();
+  private final List<Key<LWWMap<String, Entry>>> shards;
+  /** Codes this node issued that a node has claimed, with when they would have expired. */
+  private final Map<String, Long> claimed = new HashMap<>();
 
   public static Behavior<Command> create(RelaySettings settings, LongSupplier clockMillis) {
     return Behaviors.setup(
@@ -115,32 +123,25 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
                 timers -> {
                   timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.codeSweepInterval());
                   return DistributedData.withReplicatorMessageAdapter(
-                      (ReplicatorMessageAdapter<Command, LWWMap<String, CodeGrant>> adapter) ->
-                          DistributedData.withReplicatorMessageAdapter(
-                              (ReplicatorMessageAdapter<Command, LWWMap<String, Long>> redemptions) ->
-                                  new CodeStore(context, adapter, redemptions, settings, clockMillis)));
+                      (ReplicatorMessageAdapter<Command, LWWMap<String, Entry>> adapter) ->
+                          new CodeStore(context, adapter, settings, clockMillis));
                 }));
   }
 
   private CodeStore(
       ActorContext<Command> context,
-      ReplicatorMessageAdapter<Command, LWWMap<String, CodeGrant>> replicator,
-      ReplicatorMessageAdapter<Command, LWWMap<String, Long>> redemptionReplicator,
+      ReplicatorMessageAdapter<Command, LWWMap<String, Entry>> replicator,
       RelaySettings settings,
       LongSupplier clock) {
     super(context);
     this.replicator = replicator;
-    this.redemptionReplicator = redemptionReplicator;
     this.settings = settings;
     this.clock = clock;
     this.self = DistributedData.get(context.getSystem()).selfUniqueAddress();
+    this.cluster = Cluster.get(context.getSystem());
     this.shards =
         java.util.stream.IntStream.range(0, RelaySettings.CODE_SHARDS)
-            .mapToObj(i -> LWWMapKey.<String, CodeGrant>create("codes-" + i))
-            .toList();
-    this.redemptionShards =
-        java.util.stream.IntStream.range(0, RelaySettings.CODE_SHARDS)
-            .mapToObj(i -> LWWMapKey.<String, Long>create("redemptions-" + i))
+            .mapToObj(i -> LWWMapKey.<String, Entry>create("codes-" + i))
             .toList();
   }
 
@@ -155,16 +156,16 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
         .onMessage(IssueResponse.class, this::onIssueResponse)
         .onMessage(Redeem.class, this::onRedeem)
         .onMessage(Lookup.class, this::onLookup)
+        .onMessage(Claim.class, this::onClaim)
+        .onMessage(Claimed.class, this::onClaimed)
         .onMessage(Sweep.class, this::onSweep)
         .onMessage(SweepShard.class, this::onSweepShard)
-        .onMessage(Recorded.class, this::onRecorded)
-        .onMessage(Checked.class, this::onChecked)
-        .onMessage(SweepRedemptions.class, this::onSweepRedemptions)
         .onMessage(Ignored.class, ignored -> this)
         .build();
   }
 
   private Behavior<Command> onIssue(Issue issue) {
+    Entry entry = new Entry(issue.grant(), getContext().getSelf());
     replicator.askUpdate(
         replyTo ->
             new Replicator.Update<>(
@@ -172,7 +173,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
                 LWWMap.create(),
                 new Replicator.WriteMajority(settings.replicationTimeout()),
                 replyTo,
-                map -> map.put(self, issue.code(), issue.grant())),
+                map -> map.put(self, issue.code(), entry)),
         response -> new IssueResponse(response, issue.replyTo()));
     return this;
   }
@@ -184,11 +185,6 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   }
 
   private Behavior<Command> onRedeem(Redeem redeem) {
-    if (spent.containsKey(redeem.code())) {
-      redeem.replyTo().tell(new Rejected(Reason.USED));
-      return this;
-    }
-    spent.put(redeem.code(), clock.getAsLong() + settings.codeTtl().toMillis());
     lookup(redeem, false);
     return this;
   }
@@ -203,75 +199,85 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
   private Behavior<Command> onLookup(Lookup lookup) {
     Redeem redeem = lookup.redeem();
-    CodeGrant grant = null;
-    if (lookup.response() instanceof Replicator.GetSuccess<LWWMap<String, CodeGrant>> success) {
-      grant = success.dataValue().getEntries().get(redeem.code());
+    Entry entry = null;
+    if (lookup.response() instanceof Replicator.GetSuccess<LWWMap<String, Entry>> success) {
+      entry = success.dataValue().getEntries().get(redeem.code());
     }
-    if (grant == null) {
+    if (entry == null || entry.issuer() == null) {
       if (!lookup.majority()) {
         lookup(redeem, true);
       } else {
-        spent.remove(redeem.code());
         redeem.replyTo().tell(new Rejected(Reason.UNKNOWN));
       }
       return this;
     }
+    CodeGrant grant = entry.grant();
     if (!grant.topic().equals(redeem.topic())) {
-      spent.remove(redeem.code());
       redeem.replyTo().tell(new Rejected(Reason.WRONG_TOPIC));
-      return this;
-    }
-    if (grant.codeExpiresAt() <= clock.getAsLong()) {
+    } else if (grant.codeExpiresAt() <= clock.getAsLong()) {
       remove(redeem.code());
       redeem.replyTo().tell(new Rejected(Reason.EXPIRED));
-      return this;
+    } else if (entry.issuer().equals(getContext().getSelf())) {
+      decide(redeem, grant, claim(redeem.code(), grant.codeExpiresAt()));
+    } else if (!answers(entry.issuer())) {
+      redeem.replyTo().tell(new Rejected(Reason.ISSUER_GONE));
+    } else {
+      getContext().ask(
+          ClaimAnswer.class,
+          entry.issuer(),
+          settings.replicationTimeout(),
+          replyTo -> new Claim(redeem.code(), grant.codeExpiresAt(), replyTo),
+          (answer, failure) -> new Claimed(redeem, grant, answer));
     }
-    spent.put(redeem.code(), grant.codeExpiresAt());
-    CodeGrant found = grant;
-    redemptionReplicator.askUpdate(
-        replyTo ->
-            new Replicator.Update<>(
-                redemptionShards.get(shardOf(redeem.code())),
-                LWWMap.create(),
-                new Replicator.WriteMajority(settings.replicationTimeout()),
-                replyTo,
-                map -> map.put(self, redemptionKey(redeem.code()), found.codeExpiresAt())),
-        response -> new Recorded(response, redeem, found));
     return this;
   }
 
-  private String redemptionKey(String code) {
-    return code + "|" + self.uniqueAddress().address();
+  /**
+   * Whether the issuer can answer: its node is a member, up (or leaving) and reachable. A local
+   * reference other than this store is an earlier incarnation of this node, which cannot answer.
+   */
+  private boolean answers(ActorRef<Command> issuer) {
+    Address address = issuer.path().address();
+    if (address.hasLocalScope()) {
+      return false;
+    }
+    CurrentClusterState state = cluster.state();
+    for (Member member : state.getMembers()) {
+      if (member.address().equals(address)) {
+        MemberStatus status = member.status();
+        boolean serving = status == MemberStatus.up() || status == MemberStatus.weaklyUp() || status == MemberStatus.leaving();
+        return serving && !state.getUnreachable().contains(member);
+      }
+    }
+    return false;
   }
 
-  private Behavior<Command> onRecorded(Recorded recorded) {
-    if (!(recorded.response() instanceof Replicator.UpdateSuccess)) {
-      recorded.redeem().replyTo().tell(new Rejected(Reason.UNAVAILABLE));
-      return this;
-    }
-    redemptionReplicator.askGet(
-        replyTo ->
-            new Replicator.Get<>(
-                redemptionShards.get(shardOf(recorded.redeem().code())),
-                new Replicator.ReadMajority(settings.replicationTimeout()),
-                replyTo),
-        response -> new Checked(response, recorded.redeem(), recorded.grant()));
+  /** As the issuer: grants the first claim of a code only. */
+  private boolean claim(String code, long expiresAt) {
+    return claimed.putIfAbsent(code, expiresAt) == null;
+  }
+
+  private Behavior<Command> onClaim(Claim claim) {
+    claim.replyTo().tell(new ClaimAnswer(claim(claim.code(), claim.expiresAt())));
     return this;
   }
 
-  private Behavior<Command> onChecked(Checked checked) {
-    Redeem redeem = checked.redeem();
-    if (!(checked.response() instanceof Replicator.GetSuccess<LWWMap<String, Long>> success)) {
-      redeem.replyTo().tell(new Rejected(Reason.UNAVAILABLE));
-      return this;
+  private Behavior<Command> onClaimed(Claimed claimed) {
+    if (claimed.answer() == null) {
+      claimed.redeem().replyTo().tell(new Rejected(Reason.UNAVAILABLE));
+    } else {
+      decide(claimed.redeem(), claimed.grant(), claimed.answer().granted());
     }
-    String prefix = redeem.code() + "|";
-    String ours = redemptionKey(redeem.code());
-    boolean redeemedElsewhere =
-        success.dataValue().getEntries().keySet().stream().anyMatch(k -> k.startsWith(prefix) && !k.equals(ours));
-    remove(redeem.code());
-    redeem.replyTo().tell(redeemedElsewhere ? new Rejected(Reason.USED) : new Redeemed(checked.grant()));
     return this;
+  }
+
+  private void decide(Redeem redeem, CodeGrant grant, boolean granted) {
+    if (granted) {
+      remove(redeem.code());
+      redeem.replyTo().tell(new Redeemed(grant));
+    } else {
+      redeem.replyTo().tell(new Rejected(Reason.USED));
+    }
   }
 
   private void remove(String code) {
@@ -288,43 +294,22 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
   private Behavior<Command> onSweep(Sweep sweep) {
     long now = clock.getAsLong();
-    spent.values().removeIf(expiresAt -> expiresAt <= now);
-    for (Key<LWWMap<String, CodeGrant>> shard : shards) {
+    claimed.values().removeIf(expiresAt -> expiresAt <= now);
+    for (Key<LWWMap<String, Entry>> shard : shards) {
       replicator.askGet(
           replyTo -> new Replicator.Get<>(shard, Replicator.readLocal(), replyTo), SweepShard::new);
-    }
-    for (Key<LWWMap<String, Long>> shard : redemptionShards) {
-      redemptionReplicator.askGet(
-          replyTo -> new Replicator.Get<>(shard, Replicator.readLocal(), replyTo), SweepRedemptions::new);
-    }
-    return this;
-  }
-
-  private Behavior<Command> onSweepRedemptions(SweepRedemptions sweep) {
-    if (!(sweep.response() instanceof Replicator.GetSuccess<LWWMap<String, Long>> success)) {
-      return this;
-    }
-    long now = clock.getAsLong();
-    List<String> expired =
-        success.dataValue().getEntries().entrySet().stream()
-            .filter(e -> e.getValue() <= now)
-            .map(Map.Entry::getKey)
-            .toList();
-    if (!expired.isEmpty()) {
-      redemptionReplicator.askUpdate(
-          replyTo -> ReplicatedMaps.removeLocally(success.key(), expired, self, replyTo), Ignored::new);
     }
     return this;
   }
 
   private Behavior<Command> onSweepShard(SweepShard sweep) {
-    if (!(sweep.response() instanceof Replicator.GetSuccess<LWWMap<String, CodeGrant>> success)) {
+    if (!(sweep.response() instanceof Replicator.GetSuccess<LWWMap<String, Entry>> success)) {
       return this;
     }
     long now = clock.getAsLong();
     List<String> expired =
         success.dataValue().getEntries().entrySet().stream()
-            .filter(e -> e.getValue().codeExpiresAt() <= now)
+            .filter(e -> e.getValue().grant().codeExpiresAt() <= now)
             .map(Map.Entry::getKey)
             .toList();
     if (!expired.isEmpty()) {

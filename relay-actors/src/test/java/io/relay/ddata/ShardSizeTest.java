@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.typesafe.config.ConfigFactory;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeGrant;
+import io.relay.codes.CodeStore;
 import io.relay.deny.BookingState;
 import io.relay.deny.DenyCapacity;
 import java.io.ByteArrayInputStream;
@@ -18,6 +19,8 @@ import java.util.function.Function;
 import java.util.zip.GZIPInputStream;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.cluster.UniqueAddress;
 import org.apache.pekko.cluster.ddata.LWWMap;
@@ -79,21 +82,24 @@ class ShardSizeTest {
   }
 
   @Test
-  void aCodeShardAtTheAssumedAdmissionRateTakesUnderAThirdOfAFrame() {
+  void aCodeShardAtTheAssumedAdmissionRateTakesUnderTwoFifthsOfAFrame() {
     int entries = fullestShard(CODES_PER_SECOND * CODE_LIFETIME_SECONDS, RelaySettings.CODE_SHARDS);
     List<String> scopes = List.of("read", "write", "relay:admin", "relay:stats");
     long expiresAt = System.currentTimeMillis();
+    ActorRef<CodeStore.Command> issuer =
+        ActorRefResolver.get(KIT.system())
+            .resolveActorRef("pekko://relay@" + "h".repeat(HOSTNAME) + ":25520/user/codes#-1234567890");
     long bytes =
         rawSize(
             fill(
                 entries,
-                i -> new CodeGrant(text(256), scopes, text(DenyCapacity.MAX_BOOKING_ID_BYTES), expiresAt / 1000, expiresAt + i),
+                i ->
+                    new CodeStore.Entry(
+                        new CodeGrant(text(256), scopes, text(DenyCapacity.MAX_BOOKING_ID_BYTES), expiresAt / 1000, expiresAt + i),
+                        issuer),
                 22));
     report("code shard", entries, bytes);
-    assertTrue(bytes <= FRAME / 3, "the fullest code shard takes " + bytes + " bytes of a " + FRAME + "-byte frame");
-    long redemptions = rawSize(fill(entries, i -> expiresAt + i, 22 + 1 + ("pekko://relay@" + "h".repeat(HOSTNAME) + ":25520").length()));
-    report("redemption shard", entries, redemptions);
-    assertTrue(redemptions <= FRAME / 4, "the fullest redemption shard takes " + redemptions + " bytes");
+    assertTrue(bytes <= FRAME * 2 / 5, "the fullest code shard takes " + bytes + " bytes of a " + FRAME + "-byte frame");
   }
 
   /** A map of {@code entries} entries with keys of {@code keyLength} random characters, written by three nodes. */
