@@ -38,7 +38,9 @@ import org.apache.pekko.cluster.typed.Cluster;
  * with one small message (none when the issuer redeems) instead of quorum writes and reads. When
  * the issuer has left the cluster, is unreachable or does not answer in time, the code is refused
  * (the client fetches a new one); the issuer remembers claimed codes until they would have
- * expired. Redeemed codes are removed from the maps; expired ones are swept periodically.
+ * expired. Codes stay in the maps until the sweep after they expire, used or not: removing a used
+ * code would replicate one more change per admission and protect nothing, since its issuer
+ * refuses a second claim.
  */
 public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
@@ -215,7 +217,6 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     if (!grant.topic().equals(redeem.topic())) {
       redeem.replyTo().tell(new Rejected(Reason.WRONG_TOPIC));
     } else if (grant.codeExpiresAt() <= clock.getAsLong()) {
-      remove(redeem.code());
       redeem.replyTo().tell(new Rejected(Reason.EXPIRED));
     } else if (entry.issuer().equals(getContext().getSelf())) {
       decide(redeem, grant, claim(redeem.code(), grant.codeExpiresAt()));
@@ -273,23 +274,10 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
   private void decide(Redeem redeem, CodeGrant grant, boolean granted) {
     if (granted) {
-      remove(redeem.code());
       redeem.replyTo().tell(new Redeemed(grant));
     } else {
       redeem.replyTo().tell(new Rejected(Reason.USED));
     }
-  }
-
-  private void remove(String code) {
-    replicator.askUpdate(
-        replyTo ->
-            new Replicator.Update<>(
-                shards.get(shardOf(code)),
-                LWWMap.create(),
-                Replicator.writeLocal(),
-                replyTo,
-                map -> map.remove(self, code)),
-        Ignored::new);
   }
 
   private Behavior<Command> onSweep(Sweep sweep) {
