@@ -9,8 +9,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -20,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * node ever takes another for unreachable, during the burst or for {@link #OBSERVE_AFTER} after
  * it (each node's own view, sampled from its management port, and its log), and every member
  * stays Up. Each upgrade redeems a code (majority write and read in Distributed Data), so the
- * burst loads the cluster's replication as well as the node's sockets.
+ * burst loads the cluster's replication as well as the node's sockets. A second wave, as many
+ * upgrades with codes no node issued, follows at once: each is answered 401 after a majority read.
  *
  * <p>In {@code mvn -B verify} it opens 1,000 connections; {@code -Dattack.scale=full} opens 3,000
  * (docs/scenarios.md).
@@ -55,6 +58,7 @@ class ConnectionBurstIT {
               nodes.stream().map(n -> "http://127.0.0.1:" + n.accessPort).toList(), "burst", CONNECTIONS, PER_TOPIC, 16, Duration.ofMinutes(3));
       long fetchedMs = (System.nanoTime() - fetching) / 1_000_000;
       ConnectionBurst.Result result;
+      ConnectionBurst.Result unknown;
       List<String> problems;
       long[] samples = new long[nodes.size()];
       long[] unanswered = new long[nodes.size()];
@@ -63,6 +67,7 @@ class ConnectionBurstIT {
         Await.until("every node answered a membership sample before the burst", Duration.ofSeconds(30),
             () -> IntStream.range(0, nodes.size()).allMatch(i -> watch.samples(i) > 0));
         result = burst.open(target.relayPort, codes, CONCURRENCY);
+        unknown = burst.open(target.relayPort, unknownCodes(), CONCURRENCY);
         Await.pause(OBSERVE_AFTER.toMillis());
         watch.close();
         problems = watch.problems();
@@ -77,16 +82,18 @@ class ConnectionBurstIT {
 
       System.out.printf(
           "connection burst: %d connections at %s in %d ms (%.0f/s), %d upgraded, refused %s, node holds %.0f connections "
-              + "(%d codes fetched in %d ms beforehand); membership samples per node %s, unanswered %s, slowest answer %d ms; "
+              + "(%d codes fetched in %d ms beforehand); then %d upgrades with unknown codes in %d ms (%.0f/s), answered %s; membership samples per node %s, unanswered %s, slowest answer %d ms; "
               + "samples with a member unreachable or not Up: %d; log lines about unreachability: %d%n",
           CONNECTIONS, target.name, result.millis(), result.perSecond(), result.upgraded(), result.refusals(), held,
-          CONNECTIONS, fetchedMs, Arrays.toString(samples), Arrays.toString(unanswered), slowest,
+          CONNECTIONS, fetchedMs, CONNECTIONS, unknown.millis(), CONNECTIONS * 1000.0 / Math.max(1, unknown.millis()), unknown.refusals(), Arrays.toString(samples), Arrays.toString(unanswered), slowest,
           problems.size(), unreachableLines.size());
       scenario.put("connections", CONNECTIONS);
       scenario.put("burst_ms", result.millis());
       scenario.put("burst_per_second", Math.round(result.perSecond()));
       scenario.put("upgraded", result.upgraded());
       scenario.put("refusals_by_status", result.refusals());
+      scenario.put("unknown_code_ms", unknown.millis());
+      scenario.put("unknown_code_answers", unknown.refusals());
       scenario.put("membership_samples", samples);
       scenario.put("membership_samples_unanswered", unanswered);
       scenario.put("membership_problems", problems.size());
@@ -97,11 +104,23 @@ class ConnectionBurstIT {
         assertTrue(samples[i] > 0, nodes.get(i).name + " answered membership samples");
       }
       assertEquals(CONNECTIONS, result.upgraded(), "every connection of the burst was upgraded; refused: " + result.refusals());
+      assertEquals(Map.of(401, CONNECTIONS), unknown.refusals(), "every upgrade with an unknown code got 401");
       LogHygiene.assertClean(cluster.logs());
       passed = true;
     } finally {
       scenario.report(passed);
     }
+  }
+
+  /** Relay targets with codes no node issued: each costs the node a majority read before its 401. */
+  private static List<String> unknownCodes() {
+    List<String> targets = new ArrayList<>();
+    for (int i = 0; i < CONNECTIONS; i++) {
+      byte[] code = new byte[16];
+      ThreadLocalRandom.current().nextBytes(code);
+      targets.add("/session/burst/unknown-" + (i / PER_TOPIC) + "?code=" + Base64.getUrlEncoder().withoutPadding().encodeToString(code));
+    }
+    return targets;
   }
 
   /** Lines of the nodes' logs that mention unreachability ("Marking node as UNREACHABLE", SBR's). */
