@@ -98,6 +98,7 @@ class CrashAtSizeIT {
       scenario.put("refusals_by_status", traffic.refusals());
       scenario.put("survivors_refusal_counters_during_reconnects", grown(refusalCountersBefore, refusalCounters(survivors)));
       scenario.put("close_seen_after_kill_ms", closesSeen(victimClients, event));
+      scenario.put("frames_lost_with_the_node", lostWithTheNode(traffic, victimTopics, event));
       Delivery.Summary victims = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE, victimTopics);
       scenario.put("dead_node_clients_reconnect_window_ms", windows(victims));
       Delivery.Summary delivery = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE);
@@ -182,6 +183,46 @@ class CrashAtSizeIT {
       figures.put("p99", seen.get(Math.min(seen.size() - 1, (int) Math.ceil(seen.size() * 0.99) - 1)));
       figures.put("max", seen.get(seen.size() - 1));
     }
+    return figures;
+  }
+
+  /**
+   * Frames of the victim's topics, sent from a second before the kill until their writer saw its
+   * connection end, that a reader connected before the kill never received: they went down with
+   * the node (Delivery excuses them only when the readers saw the close within the in-flight
+   * allowance). How many were sent before and after the kill, and how far from it at most.
+   */
+  private static Map<String, Long> lostWithTheNode(Traffic traffic, Set<String> topics, long event) {
+    long before = 0;
+    long after = 0;
+    long earliest = 0;
+    long latest = 0;
+    for (String name : topics) {
+      Traffic.Topic topic = traffic.topics().get(name);
+      long writerSawClose = topic.writer.connections().stream().mapToLong(Participant.Connection::closedAt).filter(t -> t > event).min().orElse(event);
+      for (Participant reader : topic.readers) {
+        Set<Long> got = new java.util.HashSet<>();
+        reader.received().forEach(r -> got.add(r.seq()));
+        long since = reader.connections().get(0).openedAt();
+        for (long[] frame : topic.sent()) {
+          long at = frame[1];
+          if (at > Math.max(since, event - 1_000_000_000L) && at <= writerSawClose && !got.contains(frame[0])) {
+            if (at <= event) {
+              before++;
+              earliest = Math.max(earliest, (event - at) / 1_000_000);
+            } else {
+              after++;
+              latest = Math.max(latest, (at - event) / 1_000_000);
+            }
+          }
+        }
+      }
+    }
+    Map<String, Long> figures = new LinkedHashMap<>();
+    figures.put("sent_before_kill", before);
+    figures.put("earliest_ms_before_kill", earliest);
+    figures.put("sent_after_kill", after);
+    figures.put("latest_ms_after_kill", latest);
     return figures;
   }
 
