@@ -33,6 +33,13 @@ public final class ClusterView {
       }
       return true;
     }
+
+    /** The topics each node hosts. */
+    public Map<String, Set<String>> topicsByNode() {
+      Map<String, Set<String>> byNode = new HashMap<>();
+      nodesByTopic.forEach((topic, nodes) -> nodes.forEach(node -> byNode.computeIfAbsent(node, n -> new HashSet<>()).add(topic)));
+      return byNode;
+    }
   }
 
   private ClusterView() {}

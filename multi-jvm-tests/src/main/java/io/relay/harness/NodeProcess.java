@@ -95,6 +95,21 @@ public final class NodeProcess implements AutoCloseable {
     return 0;
   }
 
+  /**
+   * Every sample from {@code /metrics} whose name starts with {@code prefix}, labels included
+   * (counters' {@code _created} timestamps left out).
+   */
+  public Map<String, Double> metrics(String prefix) {
+    Map<String, Double> samples = new java.util.TreeMap<>();
+    for (String line : get("/metrics").split("\n")) {
+      int space = line.lastIndexOf(' ');
+      if (line.startsWith(prefix) && space > 0 && !line.contains("_created")) {
+        samples.put(line.substring(0, space), Double.parseDouble(line.substring(space + 1).trim()));
+      }
+    }
+    return samples;
+  }
+
   private int status(String path) {
     try {
       return HTTP.send(request(path), HttpResponse.BodyHandlers.discarding()).statusCode();

@@ -4,17 +4,26 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Live traffic on a set of topics: per topic one writer sending sequence-numbered frames at a
  * fixed rate while it is connected, and readers recording what they get.
+ *
+ * <p>It scales to thousands of participants without a thread per client: every connection is
+ * non-blocking I/O on one of {@link #SELECTORS} shared HTTP clients (one selector thread each),
+ * whose callbacks run on a fixed pool of {@link #IO_THREADS}; writers are paced by one small
+ * scheduler, and participants connect {@link #CONNECT_BATCH} at a time.
  */
 public final class Traffic implements AutoCloseable {
   /** One topic's participants and what its writer sent. */
@@ -61,7 +70,16 @@ public final class Traffic implements AutoCloseable {
     }
   }
 
-  private final HttpClient http = HttpClient.newHttpClient();
+  /** HTTP clients, each with its own selector thread; participants are spread over them. */
+  private static final int SELECTORS = 4;
+  /** Threads that run every connection's callbacks (received frames, opens, closes). */
+  private static final int IO_THREADS = 4;
+  /** Participants that start connecting together (well under a node's admissions in flight). */
+  private static final int CONNECT_BATCH = 250;
+
+  private final ExecutorService io = Executors.newFixedThreadPool(IO_THREADS, named("traffic-io"));
+  private final List<HttpClient> http = new ArrayList<>();
+  private int participants;
   /** Runs the clients' reconnects; never blocked by a writer waiting on a slow send. */
   private final ScheduledExecutorService clients = Executors.newScheduledThreadPool(2);
   /** Paces the writers. */
@@ -80,6 +98,18 @@ public final class Traffic implements AutoCloseable {
   public Traffic(String accessUrl, URI relayBase) {
     this.accessUrl = accessUrl;
     this.relayBase = relayBase;
+    for (int i = 0; i < SELECTORS; i++) {
+      http.add(HttpClient.newBuilder().executor(io).build());
+    }
+  }
+
+  private static ThreadFactory named(String prefix) {
+    AtomicInteger count = new AtomicInteger();
+    return task -> {
+      Thread thread = new Thread(task, prefix + "-" + count.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    };
   }
 
   /** Adds topics {@code prefix-0..n-1}, each with a writer and {@code readers} readers. */
@@ -97,13 +127,26 @@ public final class Traffic implements AutoCloseable {
 
   /** A participant of this traffic's access URL and ingress. */
   public Participant participant(String topic, String name, String bookingId, String... scopes) {
-    return new Participant(name, http, clients, accessUrl, relayBase, topic, Tokens.session(topic, bookingId, scopes));
+    HttpClient client = http.get(participants++ % http.size());
+    return new Participant(name, client, clients, accessUrl, relayBase, topic, Tokens.session(topic, bookingId, scopes));
   }
 
-  /** Connects everyone and waits until all are connected. */
+  /**
+   * Connects everyone, {@link #CONNECT_BATCH} at a time, and waits until all are connected;
+   * {@code timeout} bounds the whole.
+   */
   public Traffic connect(Duration timeout) {
-    topics.values().forEach(t -> t.participants().forEach(Participant::start));
-    Await.until("every participant is connected", timeout, this::allConnected);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<Participant> all = topics.values().stream().flatMap(t -> t.participants().stream()).toList();
+    for (int from = 0; from < all.size(); from += CONNECT_BATCH) {
+      List<Participant> batch = all.subList(from, Math.min(all.size(), from + CONNECT_BATCH));
+      batch.forEach(Participant::start);
+      Duration left = Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime()));
+      Await.until(
+          "participants " + from + " to " + (from + batch.size() - 1) + " of " + all.size() + " are connected (within " + timeout + " for all)",
+          left,
+          () -> batch.stream().allMatch(Participant::isConnected));
+    }
     return this;
   }
 
@@ -167,11 +210,17 @@ public final class Traffic implements AutoCloseable {
     return Delivery.analyse(topics.values(), allowance, System.nanoTime());
   }
 
+  /** What the users of {@code names} saw, by the same rules. */
+  public Delivery.Summary analyse(Duration allowance, Collection<String> names) {
+    return Delivery.analyse(names.stream().map(topics::get).toList(), allowance, System.nanoTime());
+  }
+
   @Override
   public void close() {
     sending.forEach(s -> s.cancel(true));
     topics.values().forEach(t -> t.participants().forEach(Participant::close));
     senders.shutdownNow();
     clients.shutdownNow();
+    io.shutdownNow();
   }
 }

@@ -6,15 +6,19 @@ import io.relay.topic.TopicRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.MemberStatus;
@@ -22,8 +26,9 @@ import org.apache.pekko.cluster.typed.Cluster;
 
 /**
  * Gathers the connection reports of every relay node in the cluster: asks each node's topic
- * registry (found through the receptionist) with a timeout, and names the relay members that did
- * not answer instead of leaving them out silently. One short-lived child per request.
+ * registry (found through the receptionist), collects the parts each answers with until all have
+ * arrived or the timeout has passed, and names the relay members that did not answer in full
+ * instead of leaving them out silently. One short-lived child per request.
  */
 public final class ClusterStatus {
   /** Gathers the cluster's reports and answers with what arrived in time. */
@@ -55,8 +60,6 @@ public final class ClusterStatus {
 
     private record Answered(TopicRegistry.NodeReport report) implements Event {}
 
-    private record Failed(String node) implements Event {}
-
     private enum Timeout implements Event {
       INSTANCE
     }
@@ -66,6 +69,11 @@ public final class ClusterStatus {
     private final List<ConnectionReport> reports = new ArrayList<>();
     private final List<ClusterEvent> events = new ArrayList<>();
     private final Set<String> missing = new TreeSet<>();
+    /** Per node that has begun answering, how many of its parts are still to come. */
+    private final Map<String, Integer> partsToCome = new HashMap<>();
+    /** Nodes asked that have not sent all their parts yet. */
+    private final Set<String> unanswered = new TreeSet<>();
+    private final TimerScheduler<Event> timers;
     private int pending = -1;
 
     static Behavior<Event> create(ActorRef<Gathered> replyTo, Duration timeout) {
@@ -74,12 +82,13 @@ public final class ClusterStatus {
               Behaviors.withTimers(
                   timers -> {
                     timers.startSingleTimer(Timeout.INSTANCE, timeout.plus(timeout));
-                    return new Aggregation(context, replyTo, timeout);
+                    return new Aggregation(context, timers, replyTo, timeout);
                   }));
     }
 
-    private Aggregation(ActorContext<Event> context, ActorRef<Gathered> replyTo, Duration timeout) {
+    private Aggregation(ActorContext<Event> context, TimerScheduler<Event> timers, ActorRef<Gathered> replyTo, Duration timeout) {
       super(context);
+      this.timers = timers;
       this.replyTo = replyTo;
       this.timeout = timeout;
       missing.addAll(relayMembers(context));
@@ -102,7 +111,6 @@ public final class ClusterStatus {
       return newReceiveBuilder()
           .onMessage(Found.class, this::onFound)
           .onMessage(Answered.class, this::onAnswered)
-          .onMessage(Failed.class, this::onFailed)
           .onMessage(Timeout.class, timeout -> finish())
           .build();
     }
@@ -110,32 +118,34 @@ public final class ClusterStatus {
     private Behavior<Event> onFound(Found found) {
       Set<ActorRef<TopicRegistry.Command>> registries = found.listing().getServiceInstances(TopicRegistry.STATUS_KEY);
       pending = registries.size();
+      ActorRef<TopicRegistry.NodeReport> answers = getContext().messageAdapter(TopicRegistry.NodeReport.class, Answered::new);
+      Address self = Cluster.get(getContext().getSystem()).selfMember().address();
       for (ActorRef<TopicRegistry.Command> registry : registries) {
-        String node = registry.path().address().toString();
-        getContext()
-            .ask(
-                TopicRegistry.NodeReport.class,
-                registry,
-                timeout,
-                TopicRegistry.Report::new,
-                (report, failure) -> report != null ? new Answered(report) : new Failed(node));
+        Address node = registry.path().address();
+        unanswered.add((node.hasLocalScope() ? self : node).toString());
+        registry.tell(new TopicRegistry.Report(answers));
       }
+      // each registry has this long from now to send all its parts
+      timers.startSingleTimer(Timeout.INSTANCE, timeout);
       return pending == 0 ? finish() : this;
     }
 
     private Behavior<Event> onAnswered(Answered answered) {
-      missing.remove(answered.report().node());
-      reports.addAll(answered.report().connections());
-      events.addAll(answered.report().events());
-      return --pending == 0 ? finish() : this;
-    }
-
-    private Behavior<Event> onFailed(Failed failed) {
-      missing.add(failed.node());
+      TopicRegistry.NodeReport part = answered.report();
+      reports.addAll(part.connections());
+      events.addAll(part.events());
+      int toCome = partsToCome.getOrDefault(part.node(), part.parts()) - 1;
+      partsToCome.put(part.node(), toCome);
+      if (toCome > 0) {
+        return this;
+      }
+      missing.remove(part.node());
+      unanswered.remove(part.node());
       return --pending == 0 ? finish() : this;
     }
 
     private Behavior<Event> finish() {
+      missing.addAll(unanswered);
       events.sort(Comparator.comparing(ClusterEvent::at));
       replyTo.tell(new Gathered(List.copyOf(reports), List.copyOf(events), List.copyOf(missing)));
       return Behaviors.stopped();

@@ -1,6 +1,7 @@
 package io.relay.topic;
 
 import io.relay.CborSerializable;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -34,6 +35,47 @@ public record ConnectionReport(
    * @param fps mean messages per second since the connection opened
    */
   public record Direction(double last, double size, double fps) implements CborSerializable {}
+
+  /**
+   * What the reports of one part may take at most, by {@link #estimatedBytes}: with a node's
+   * recent events, a part stays under half of Artery's 256 KiB maximum frame size.
+   */
+  public static final int PART_BYTES = 96 * 1024;
+
+  /** Field names, numbers and the envelope of one report in CBOR, rounded up. */
+  private static final int FIXED_BYTES = 400;
+
+  /** An upper bound of this report's serialized size: three bytes a character, plus the fixed part. */
+  public int estimatedBytes() {
+    int chars = length(topic) + length(node) + length(bookingId) + length(connectedAt) + length(expiresAt) + length(remoteAddr) + length(userAgent);
+    for (String scope : scopes) {
+      chars += scope.length() + 1;
+    }
+    return FIXED_BYTES + 3 * chars;
+  }
+
+  /** {@code reports} in parts of at most {@code maxBytes} each (at least one part, one report a part at least). */
+  public static List<List<ConnectionReport>> inParts(List<ConnectionReport> reports, int maxBytes) {
+    List<List<ConnectionReport>> parts = new ArrayList<>();
+    List<ConnectionReport> part = new ArrayList<>();
+    int bytes = 0;
+    for (ConnectionReport report : reports) {
+      int size = report.estimatedBytes();
+      if (!part.isEmpty() && bytes + size > maxBytes) {
+        parts.add(List.copyOf(part));
+        part.clear();
+        bytes = 0;
+      }
+      part.add(report);
+      bytes += size;
+    }
+    parts.add(List.copyOf(part));
+    return parts;
+  }
+
+  private static int length(String value) {
+    return value == null ? 0 : value.length();
+  }
 
   static ConnectionReport of(Connection connection, String node) {
     Connection.Grant grant = connection.grant();

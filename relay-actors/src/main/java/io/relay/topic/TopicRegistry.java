@@ -52,8 +52,12 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   /** Asks for this node's connection reports (sent from any node). */
   public record Report(ActorRef<NodeReport> replyTo) implements Command, CborSerializable {}
 
-  /** One node's connection reports and its recent events, oldest first. */
-  public record NodeReport(String node, List<ConnectionReport> connections, List<ClusterEvent> events)
+  /**
+   * One part of a node's connection reports (its recent events, oldest first, come with part 0):
+   * a node answers {@link Report} with {@code parts} of these, each well under Artery's maximum
+   * frame size whatever the number of connections.
+   */
+  public record NodeReport(String node, List<ConnectionReport> connections, List<ClusterEvent> events, int part, int parts)
       implements CborSerializable {}
 
   /** How many recent events a node keeps for the cluster page. */
@@ -254,7 +258,10 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   }
 
   private Behavior<Command> onReport(Report report) {
-    report.replyTo().tell(new NodeReport(shared.node(), shared.directory().reports(shared.node()), List.copyOf(events)));
+    List<List<ConnectionReport>> parts = ConnectionReport.inParts(shared.directory().reports(shared.node()), ConnectionReport.PART_BYTES);
+    for (int i = 0; i < parts.size(); i++) {
+      report.replyTo().tell(new NodeReport(shared.node(), parts.get(i), i == 0 ? List.copyOf(events) : List.of(), i, parts.size()));
+    }
     return this;
   }
 
