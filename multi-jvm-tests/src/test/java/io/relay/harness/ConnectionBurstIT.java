@@ -21,9 +21,10 @@ import org.junit.jupiter.api.Test;
  * A burst of WebSocket connections at one node of 3, opened as fast as the node takes them: no
  * node ever takes another for unreachable, during the burst or for {@link #OBSERVE_AFTER} after
  * it (each node's own view, sampled from its management port, and its log), and every member
- * stays Up. Each upgrade redeems a code (majority write and read in Distributed Data), so the
- * burst loads the cluster's replication as well as the node's sockets. A second wave, as many
- * upgrades with codes no node issued, follows at once: each is answered 401 after a majority read.
+ * stays Up. Each upgrade redeems a code (a claim sent to the node that issued it, two times in
+ * three another node), so the burst loads the cluster's messaging as well as the node's sockets.
+ * A second wave, as many upgrades with codes no node issued, follows at once: each is answered
+ * 401 after a majority read of Distributed Data.
  *
  * <p>In {@code mvn -B verify} it opens 1,000 connections; {@code -Dattack.scale=full} opens 3,000
  * (docs/scenarios.md).
