@@ -1,0 +1,131 @@
+package io.relay.codes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.relay.RelaySettings;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Join;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The code store on a one-node cluster, its clock in the test's hands: a code is redeemed once,
+ * for its topic only, before it expires; its issuer grants the first claim of a code only; a code
+ * whose issuer is an earlier incarnation of the node is refused. The race between two nodes is in
+ * {@code ClusterTest}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CodeStoreTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final long NOW = 1_800_000_000_000L;
+
+  private final AtomicLong clock = new AtomicLong(NOW);
+  private ActorTestKit kit;
+  private ActorRef<CodeStore.Command> codes;
+  private RelaySettings settings;
+
+  @BeforeAll
+  void start() {
+    Config config =
+        ConfigFactory.parseMap(
+                Map.of(
+                    "pekko.actor.provider", "cluster",
+                    "pekko.remote.artery.canonical.hostname", "127.0.0.1",
+                    "pekko.remote.artery.canonical.port", 0,
+                    "pekko.cluster.jmx.enabled", "off"))
+            .withFallback(ConfigFactory.load());
+    kit = ActorTestKit.create("code-store-test", config);
+    settings = RelaySettings.create(config);
+    Cluster cluster = Cluster.get(kit.system());
+    cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    kit.createTestProbe().awaitAssert(WAIT, () -> {
+      assertEquals("Up", cluster.selfMember().status().toString(), "the node is up");
+      return null;
+    });
+    codes = kit.spawn(CodeStore.create(settings, clock::get));
+  }
+
+  @AfterAll
+  void stop() {
+    kit.shutdownTestKit();
+  }
+
+  private CodeGrant grant(String topic) {
+    return new CodeGrant(topic, List.of("read"), "booking", NOW / 1000 + 3600, clock.get() + settings.codeTtl().toMillis());
+  }
+
+  private void issue(String code, CodeGrant grant) {
+    TestProbe<CodeStore.Issued> issued = kit.createTestProbe();
+    codes.tell(new CodeStore.Issue(code, grant, issued.ref()));
+    assertEquals(CodeStore.Issued.STORED, issued.receiveMessage(WAIT), "a one-node cluster is its own majority");
+  }
+
+  private CodeStore.Redemption redeem(String code, String topic) {
+    TestProbe<CodeStore.Redemption> answer = kit.createTestProbe();
+    codes.tell(new CodeStore.Redeem(code, topic, answer.ref()));
+    return answer.receiveMessage(WAIT);
+  }
+
+  @Test
+  void aCodeIsRedeemedOnceWithWhatItGrants() {
+    CodeGrant grant = grant("lab/once");
+    issue("once", grant);
+    assertEquals(new CodeStore.Redeemed(grant), redeem("once", "lab/once"));
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), redeem("once", "lab/once"));
+  }
+
+  @Test
+  void aCodeIsForItsTopicOnlyAndAWrongTopicDoesNotUseItUp() {
+    issue("topic", grant("lab/right"));
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.WRONG_TOPIC), redeem("topic", "lab/wrong"));
+    assertEquals(CodeStore.Redeemed.class, redeem("topic", "lab/right").getClass());
+  }
+
+  @Test
+  void anExpiredCodeIsRefused() {
+    issue("late", grant("lab/late"));
+    clock.addAndGet(settings.codeTtl().toMillis());
+    try {
+      assertEquals(new CodeStore.Rejected(CodeStore.Reason.EXPIRED), redeem("late", "lab/late"));
+    } finally {
+      clock.set(NOW);
+    }
+  }
+
+  @Test
+  void anUnknownCodeIsRefused() {
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN), redeem("never-issued", "lab/none"));
+  }
+
+  @Test
+  void theIssuerGrantsTheFirstClaimOfACodeOnly() {
+    TestProbe<CodeStore.ClaimAnswer> first = kit.createTestProbe();
+    TestProbe<CodeStore.ClaimAnswer> second = kit.createTestProbe();
+    codes.tell(new CodeStore.Claim("claimed", NOW + 30_000, first.ref()));
+    codes.tell(new CodeStore.Claim("claimed", NOW + 30_000, second.ref()));
+    assertEquals(new CodeStore.ClaimAnswer(true), first.receiveMessage(WAIT));
+    assertEquals(new CodeStore.ClaimAnswer(false), second.receiveMessage(WAIT));
+  }
+
+  @Test
+  void aCodeIssuedByAnEarlierIncarnationOfThisNodeIsRefused() {
+    // the store that issued it has gone (the node restarted); this node's new store cannot answer for it
+    ActorRef<CodeStore.Command> earlier = kit.spawn(CodeStore.create(settings, clock::get));
+    TestProbe<CodeStore.Issued> issued = kit.createTestProbe();
+    earlier.tell(new CodeStore.Issue("orphan", grant("lab/orphan"), issued.ref()));
+    assertEquals(CodeStore.Issued.STORED, issued.receiveMessage(WAIT));
+    kit.stop(earlier);
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.ISSUER_GONE), redeem("orphan", "lab/orphan"));
+  }
+}
