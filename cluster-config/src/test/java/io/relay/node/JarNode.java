@@ -139,34 +139,17 @@ final class JarNode implements AutoCloseable {
 
   /** The status of a GET on the management port; -1 when the node does not answer within 5 s. */
   int status(String path) {
-    try {
-      return http.send(
-              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + path)).timeout(Duration.ofSeconds(5)).build(),
-              HttpResponse.BodyHandlers.discarding())
-          .statusCode();
-    } catch (IOException e) {
-      return -1;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return -1;
-    }
+    HttpResponse<Void> response = get(path, Duration.ofSeconds(5), HttpResponse.BodyHandlers.discarding());
+    return response == null ? -1 : response.statusCode();
   }
 
   /** One sample from the node's /metrics; -1 when the node does not answer; fails when it is absent. */
   double metric(String sample) {
-    String body;
-    try {
-      body =
-          http.send(
-                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + "/metrics")).timeout(Duration.ofSeconds(10)).build(),
-                  HttpResponse.BodyHandlers.ofString())
-              .body();
-    } catch (IOException e) {
-      return -1;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    HttpResponse<String> response = get("/metrics", Duration.ofSeconds(10), HttpResponse.BodyHandlers.ofString());
+    if (response == null) {
       return -1;
     }
+    String body = response.body();
     for (String line : body.split("\n")) {
       if (line.startsWith(sample + " ")) {
         return Double.parseDouble(line.substring(sample.length() + 1).trim());
@@ -185,6 +168,18 @@ final class JarNode implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /** A GET on the management port; null when the node does not answer in time. */
+  private <T> HttpResponse<T> get(String path, Duration timeout, HttpResponse.BodyHandler<T> body) {
+    try {
+      return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + path)).timeout(timeout).build(), body);
+    } catch (IOException e) {
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
     }
   }
 }

@@ -1,13 +1,12 @@
 package io.relay.codes;
 
+import io.relay.TestClusterConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import io.relay.RelaySettings;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
@@ -37,14 +36,7 @@ class CodeStoreTest {
 
   @BeforeAll
   void start() {
-    Config config =
-        ConfigFactory.parseMap(
-                Map.of(
-                    "pekko.actor.provider", "cluster",
-                    "pekko.remote.artery.canonical.hostname", "127.0.0.1",
-                    "pekko.remote.artery.canonical.port", 0,
-                    "pekko.cluster.jmx.enabled", "off"))
-            .withFallback(ConfigFactory.load());
+    Config config = TestClusterConfig.get();
     kit = ActorTestKit.create("code-store-test", config);
     settings = RelaySettings.create(config);
     Cluster cluster = Cluster.get(kit.system());

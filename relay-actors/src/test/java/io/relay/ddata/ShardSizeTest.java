@@ -1,8 +1,8 @@
 package io.relay.ddata;
 
+import io.relay.TestClusterConfig;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.typesafe.config.ConfigFactory;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
@@ -49,13 +49,7 @@ class ShardSizeTest {
   private static final ActorTestKit KIT =
       ActorTestKit.create(
           "relay",
-          ConfigFactory.parseMap(
-                  Map.of(
-                      "pekko.actor.provider", "cluster",
-                      "pekko.remote.artery.canonical.hostname", "127.0.0.1",
-                      "pekko.remote.artery.canonical.port", 0,
-                      "pekko.cluster.jmx.enabled", "off"))
-              .withFallback(ConfigFactory.load()));
+          TestClusterConfig.get());
   private static final long FRAME = KIT.system().settings().config().getBytes("pekko.remote.artery.advanced.maximum-frame-size");
 
   private final Random random = new Random(13);

@@ -1,11 +1,11 @@
 package io.relay.deny;
 
+import io.relay.TestClusterConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import io.relay.RelaySettings;
 import io.relay.topic.Cancel;
 import io.relay.topic.TopicRegistry;
@@ -46,14 +46,7 @@ class DenyListTest {
   /** Starts a one-node cluster (joined unless {@code join} is false) running a deny list of {@code capacity}. */
   private void start(DenyCapacity capacity, boolean join) {
     Config config =
-        ConfigFactory.parseMap(
-                Map.of(
-                    "pekko.actor.provider", "cluster",
-                    "pekko.remote.artery.canonical.hostname", "127.0.0.1",
-                    "pekko.remote.artery.canonical.port", 0,
-                    "pekko.cluster.jmx.enabled", "off",
-                    "relay.deny-sweep-interval", "200ms"))
-            .withFallback(ConfigFactory.load());
+        TestClusterConfig.with(Map.of("relay.deny-sweep-interval", "200ms"));
     kit = ActorTestKit.create("deny-list-test", config);
     registry = kit.createTestProbe();
     cancelled = kit.createTestProbe();

@@ -1,12 +1,11 @@
 package io.relay.topic;
 
+import io.relay.TestClusterConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.typesafe.config.ConfigFactory;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
@@ -24,13 +23,7 @@ class NodeReportSizeTest {
   private static final ActorTestKit KIT =
       ActorTestKit.create(
           "relay",
-          ConfigFactory.parseMap(
-                  Map.of(
-                      "pekko.actor.provider", "cluster",
-                      "pekko.remote.artery.canonical.hostname", "127.0.0.1",
-                      "pekko.remote.artery.canonical.port", 0,
-                      "pekko.cluster.jmx.enabled", "off"))
-              .withFallback(ConfigFactory.load()));
+          TestClusterConfig.get());
   private static final long FRAME = KIT.system().settings().config().getBytes("pekko.remote.artery.advanced.maximum-frame-size");
   private static final String NODE = "pekko://relay@" + "h".repeat(64) + ":25520";
 
