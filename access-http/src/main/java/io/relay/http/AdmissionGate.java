@@ -45,16 +45,32 @@ public final class AdmissionGate extends AllDirectives {
   Route admit(HttpResponse busy, Supplier<Route> inner) {
     return extractRequestContext(
         context -> {
-          if (inFlight.incrementAndGet() > limit) {
-            inFlight.decrementAndGet();
-            onRefused.run();
+          if (!tryEnter()) {
             return complete(busy.addHeader(RawHeader.create("Retry-After", RETRY_AFTER_SECONDS)));
           }
           return mapRouteResultFuture(this::releaseWhenAnswered, inner);
         });
   }
 
+  /**
+   * Takes room for one more admission, to be given back with {@link #leave} once it is answered;
+   * false (and counted as refused) when there is none.
+   */
+  boolean tryEnter() {
+    if (inFlight.incrementAndGet() > limit) {
+      inFlight.decrementAndGet();
+      onRefused.run();
+      return false;
+    }
+    return true;
+  }
+
+  /** An admission that {@link #tryEnter} let in was answered. */
+  void leave() {
+    inFlight.decrementAndGet();
+  }
+
   private CompletionStage<RouteResult> releaseWhenAnswered(CompletionStage<RouteResult> result) {
-    return result.whenComplete((answered, failure) -> inFlight.decrementAndGet());
+    return result.whenComplete((answered, failure) -> leave());
   }
 }

@@ -2,6 +2,7 @@ package io.relay.http;
 
 import io.relay.RelayServices;
 import io.relay.http.log.WarningLimiter;
+import io.relay.http.socket.Upgrades;
 import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -16,10 +17,10 @@ public final class HttpApi extends AllDirectives {
   private final HttpSettings settings;
   private final RelayServices services;
   private final ActorSystem<?> system;
-  private final BooleanSupplier draining;
   private final AdmissionGate admissions;
   /** Unexpected failures of requests (500s): clients may find a way to cause them. */
   private final WarningLimiter errors;
+  private final Admission admission;
 
   /**
    * @param draining whether the node is draining: the relay then refuses new connections with 503
@@ -28,11 +29,23 @@ public final class HttpApi extends AllDirectives {
     this.settings = settings;
     this.services = services;
     this.system = system;
-    this.draining = draining;
     this.admissions =
         new AdmissionGate(settings.maxAdmissionsInFlight(), services.metrics().admissionsRefused::inc);
     services.metrics().gauge("relay_admissions_in_flight", "Codes being issued and connections being admitted now", admissions::inFlight);
     this.errors = WarningLimiter.start(system, LoggerFactory.getLogger(HttpApi.class), settings.logLimitInterval());
+    // one for the node's relay ports: it numbers the node's connections
+    this.admission =
+        new Admission(
+            settings,
+            services.settings(),
+            services.codes(),
+            services.denyList(),
+            services.denyListStatus()::isRead,
+            services.registry(),
+            services.metrics(),
+            system,
+            draining,
+            errors);
   }
 
   /**
@@ -76,25 +89,20 @@ public final class HttpApi extends AllDirectives {
     return new Cors(settings).wrap(routes.seal(jsonRejections(), jsonExceptions(guard)));
   }
 
-  /** The WebSocket relay; refusals are a plain status with a one-line body. */
+  /**
+   * The WebSocket relay as Pekko HTTP serves it (HTTPS ports); refusals are a plain status with a
+   * one-line body.
+   */
   public Route relayRoute() {
-    // built once: the route numbers the node's connections
-    Route relay =
-        new RelayRoutes(
-                settings,
-                services.settings(),
-                services.codes(),
-                services.denyList(),
-                services.denyListStatus()::isRead,
-                services.registry(),
-                services.metrics(),
-                system,
-                draining,
-                errors)
-            .route();
+    Route relay = new RelayRoutes(admission).route();
     return admissions
         .admit(RelayRoutes.text(503, "the node is admitting as many clients as it can; retry"), () -> relay)
         .seal();
+  }
+
+  /** The WebSocket relay on the node's own request heads (plain ports), as {@link #relayRoute} answers. */
+  public Upgrades relayHandshake() {
+    return new RelayHandshake(admission, admissions);
   }
 
   private ExceptionHandler jsonExceptions(AccessGuard guard) {

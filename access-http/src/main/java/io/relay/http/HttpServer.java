@@ -7,6 +7,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import io.relay.http.log.ServerLog;
 import io.relay.http.socket.SocketServer;
+import io.relay.http.socket.Upgrades;
+import java.util.function.Supplier;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.Http;
@@ -44,9 +46,46 @@ public final class HttpServer {
       SocketServer.Limits sockets,
       Duration terminationDeadline,
       Duration logLimitInterval) {
-    return (tls.isPresent()
+    return logged(
+        system,
+        name,
+        host,
+        port,
+        tls.isPresent()
             ? bindPekko(system, host, port, route, tls.get(), terminationDeadline, logLimitInterval)
-            : bindSockets(system, host, port, route, sockets, terminationDeadline, logLimitInterval))
+            : bindSockets(system, () -> SocketServer.bind(system, host, port, route, sockets, logLimitInterval), terminationDeadline));
+  }
+
+  /**
+   * Binds a port that serves only WebSocket upgrades (the relay): on plain HTTP the node answers
+   * each connection's request head itself ({@code upgrades}); over TLS Pekko HTTP serves {@code
+   * route}, which answers the same.
+   */
+  public static CompletionStage<InetSocketAddress> bindUpgrades(
+      ActorSystem<?> system,
+      String name,
+      String host,
+      int port,
+      Upgrades upgrades,
+      Route route,
+      Optional<HttpsConnectionContext> tls,
+      SocketServer.Limits sockets,
+      Duration terminationDeadline,
+      Duration logLimitInterval) {
+    return logged(
+        system,
+        name,
+        host,
+        port,
+        tls.isPresent()
+            ? bindPekko(system, host, port, route, tls.get(), terminationDeadline, logLimitInterval)
+            : bindSockets(
+                system, () -> SocketServer.bindUpgrades(system, host, port, upgrades, sockets, logLimitInterval), terminationDeadline));
+  }
+
+  private static CompletionStage<InetSocketAddress> logged(
+      ActorSystem<?> system, String name, String host, int port, CompletionStage<InetSocketAddress> bound) {
+    return bound
         .thenApply(
             address -> {
               LOG.info("{} bound to {}", name, address);
@@ -82,17 +121,11 @@ public final class HttpServer {
             });
   }
 
-  /** Plain HTTP: Pekko HTTP's server layer on the node's own sockets ({@link SocketServer}). */
+  /** Plain HTTP: the node's own sockets ({@link SocketServer}), bound by {@code bind}. */
   private static CompletionStage<InetSocketAddress> bindSockets(
-      ActorSystem<?> system,
-      String host,
-      int port,
-      Route route,
-      SocketServer.Limits sockets,
-      Duration terminationDeadline,
-      Duration logLimitInterval) {
+      ActorSystem<?> system, Supplier<SocketServer> bind, Duration terminationDeadline) {
     try {
-      SocketServer server = SocketServer.bind(system, host, port, route, sockets, logLimitInterval);
+      SocketServer server = bind.get();
       CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
       shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "http-unbind-" + server.localAddress(), server::unbind);
       shutdown.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "http-terminate-" + server.localAddress(), () -> server.terminate(terminationDeadline));

@@ -221,7 +221,9 @@ class AccessLimitsRouteTest extends RouteTesting {
     denyListRead.set(false);
     ActorRef<TopicRegistry.Command> registry = kit.<TopicRegistry.Command>createTestProbe().ref();
     Route relayRoute =
-        new RelayRoutes(http, relay, codes, denyList, denyListRead::get, registry, metrics, kit.system(), () -> false, errors).route();
+        new RelayRoutes(
+                new Admission(http, relay, codes, denyList, denyListRead::get, registry, metrics, kit.system(), () -> false, errors))
+            .route();
     TestRouteResult result = testRoute(relayRoute).run(HttpRequest.GET("/session/lab/a?code=AAAAAAAAAAAAAAAAAAAAAA"));
     assertEquals(503, result.statusCode(), result.entityString());
     result.assertHeaderExists("Retry-After", "1");

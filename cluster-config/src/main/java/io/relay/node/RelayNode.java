@@ -271,7 +271,7 @@ public final class RelayNode {
             : CompletableFuture.completedFuture(null);
     CompletionStage<InetSocketAddress> relay =
         settings.node().runsRelay()
-            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
+            ? HttpServer.bindUpgrades(system, "relay", http.host(), http.portRelay(), api.relayHandshake(), api.relayRoute(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
             : CompletableFuture.completedFuture(null);
     access.thenAcceptBoth(relay, state::serversBound);
   }
@@ -282,6 +282,7 @@ public final class RelayNode {
     metrics.gauge("relay_max_connections", "Client connections the node's plain-HTTP ports hold at most", sockets.slots()::limit);
     metrics.counter("relay_accept_failures", "accept() calls that failed (file descriptors exhausted)", counters::acceptFailures);
     metrics.counter("relay_header_timeouts", "Connections closed for not finishing a request head in time", counters::headerTimeouts);
+    metrics.counter("relay_malformed_request_heads", "Request heads on the relay port refused as unreadable (400, 414, 431, 505)", counters::malformedHeads);
     metrics.counter("relay_idle_timeouts", "Connections closed for being idle", counters::idleTimeouts);
     metrics.counter("relay_connection_limit_reached", "Times a port stopped accepting at max-connections", counters::limitReached);
   }

@@ -6,15 +6,15 @@ import java.util.Locale;
 import org.apache.pekko.util.ByteString;
 
 /**
- * Follows the request heads a client sends on an HTTP/1.1 connection, to tell where the bytes
- * after a request without a body begin: after a WebSocket upgrade request they are the client's
- * first frames, which must go to the WebSocket protocol rather than to the HTTP parser.
+ * Follows the request heads a client sends on an HTTP/1.1 connection, to tell whether the bytes
+ * read so far end inside one: the server's header timeout ({@code relay.header-timeout}) applies
+ * while they do.
  *
  * <p>A head ends at its first empty line (CRLF CRLF, RFC 9112 section 2.1). A {@code GET} head
  * without {@code Content-Length} and {@code Transfer-Encoding} has no body (section 6.3), so what
- * follows it is the next request, or frames. After any other head the next head's start cannot be
- * found without parsing a body, so the connection is no longer followed; nor after a head longer
- * than {@link #MAX_HEAD_BYTES}, which the HTTP parser refuses anyway.
+ * follows it is the next request. After any other head the next head's start cannot be found
+ * without parsing a body, so the connection is no longer followed; nor after a head longer than
+ * {@link #MAX_HEAD_BYTES}, which the HTTP parser refuses anyway.
  */
 final class RequestHeads {
   static final int MAX_HEAD_BYTES = 64 * 1024;

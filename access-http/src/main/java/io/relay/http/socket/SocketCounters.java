@@ -8,6 +8,7 @@ public final class SocketCounters {
   final LongAdder headerTimeouts = new LongAdder();
   final LongAdder idleTimeouts = new LongAdder();
   final LongAdder limitReached = new LongAdder();
+  final LongAdder malformedHeads = new LongAdder();
 
   /** accept() calls that failed (file descriptors exhausted, or another error). */
   public long acceptFailures() {
@@ -22,6 +23,11 @@ public final class SocketCounters {
   /** Connections closed for neither reading nor writing within the idle timeout. */
   public long idleTimeouts() {
     return idleTimeouts.sum();
+  }
+
+  /** Request heads on the relay port refused because they could not be read (400, 414, 431, 505). */
+  public long malformedHeads() {
+    return malformedHeads.sum();
   }
 
   /** Times a port stopped accepting because the node held max-connections. */

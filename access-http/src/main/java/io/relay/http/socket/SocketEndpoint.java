@@ -6,20 +6,16 @@ import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.function.IntConsumer;
-import org.apache.pekko.NotUsed;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Graph;
-import org.apache.pekko.stream.javadsl.Flow;
-import org.apache.pekko.stream.javadsl.Sink;
-import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 
 /**
  * One accepted socket of a {@link SocketServer}, as the stage that serves it and the server's
  * selector thread share it: readiness handed to the stage, interest and activity, closing, and
- * the {@link ProtocolSwitch} a route uses to take the connection over from HTTP.
+ * serving it with a protocol's flow once its upgrade request is answered.
  */
-final class SocketEndpoint implements ProtocolSwitch {
+final class SocketEndpoint {
   /** Readiness value telling the stage that the server closed the socket under it. */
   static final int CLOSED = 1 << 30;
 
@@ -33,8 +29,8 @@ final class SocketEndpoint implements ProtocolSwitch {
    * connection waits for its first head from the start.
    */
   private volatile long headStarted = System.nanoTime();
-  /** The flow to switch to, set when Pekko HTTP starts a marked response's protocol. */
-  private volatile Graph<FlowShape<ByteString, ByteString>, ?> switchTo;
+  /** When the server sent its last bytes and began waiting for the peer to close, or 0. */
+  private volatile long lingerStarted;
 
   SocketEndpoint(SocketServer server, SocketChannel channel, SelectionKey key) {
     this.server = server;
@@ -50,23 +46,6 @@ final class SocketEndpoint implements ProtocolSwitch {
   /** Where readiness goes: the stage's async callback, or null while no stage serves it. */
   void attach(IntConsumer onReady) {
     this.onReady = onReady;
-  }
-
-  @Override
-  public Flow<ByteString, ByteString, NotUsed> handOverAfterResponse(Graph<FlowShape<ByteString, ByteString>, ?> flow) {
-    return Flow.fromSinkAndSource(Sink.<ByteString>ignore(), Source.<ByteString>never())
-        .mapMaterializedValue(
-            started -> {
-              switchTo = flow;
-              return NotUsed.getInstance();
-            });
-  }
-
-  /** The flow to switch to, once a marked response is being written; null if none. */
-  Graph<FlowShape<ByteString, ByteString>, ?> takeSwitch() {
-    Graph<FlowShape<ByteString, ByteString>, ?> flow = switchTo;
-    switchTo = null;
-    return flow;
   }
 
   /**
@@ -104,6 +83,16 @@ final class SocketEndpoint implements ProtocolSwitch {
   /** When the request head being received started ({@link System#nanoTime}), or 0 for none. */
   long headStarted() {
     return headStarted;
+  }
+
+  /** The server has said its last and waits for the peer to close ({@link SocketServer#LINGER}). */
+  void linger() {
+    lingerStarted = System.nanoTime();
+  }
+
+  /** When the server began waiting for the peer to close ({@link System#nanoTime}), or 0. */
+  long lingerStarted() {
+    return lingerStarted;
   }
 
   /** When the stage last read or wrote something ({@link System#nanoTime}). */

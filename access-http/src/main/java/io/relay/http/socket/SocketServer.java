@@ -10,7 +10,6 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -19,23 +18,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import io.relay.http.log.ServerLog;
 import io.relay.http.log.WarningLimiter;
 import org.apache.pekko.Done;
-import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.http.javadsl.Http;
-import org.apache.pekko.http.javadsl.model.HttpRequest;
-import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
-import org.apache.pekko.http.impl.engine.server.HttpAttributes;
-import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Graph;
 import org.apache.pekko.stream.Materializer;
-import org.apache.pekko.stream.TLSProtocol;
-import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.util.ByteString;
 import org.slf4j.Logger;
@@ -43,17 +36,18 @@ import org.slf4j.LoggerFactory;
 import scala.concurrent.duration.FiniteDuration;
 
 /**
- * A plain-HTTP server for a Pekko HTTP route on the node's own sockets: Pekko HTTP's server layer
- * (request parsing, response rendering, the WebSocket upgrade) runs over a {@link SocketStage} per
- * connection instead of Pekko's TCP actors.
+ * A plain-HTTP server on the node's own sockets, in one of two ways: a Pekko HTTP route, with
+ * Pekko HTTP's server layer (request parsing, response rendering, keep-alive) over a {@link
+ * SocketStage} per connection instead of Pekko's TCP actors ({@link #bind}, the access API); or a
+ * port that serves only protocol upgrades, whose request heads the node reads and answers itself
+ * before the connection's one stream, the protocol's, starts ({@link #bindUpgrades}, the relay).
  *
  * <p>Why: with Pekko's TCP, every read and write of a connection passes through a connection
  * actor and back (data, then an ack or "resume reading"), several hand-overs per relayed frame on
  * a machine with one dispatcher thread per core. Here a connection's stream reads and writes its
- * socket itself; one selector thread only reports sockets that turned readable or writable. The
- * stream layers above are Pekko HTTP's, unchanged, until a route switches the connection to
- * another protocol ({@link ProtocolSwitch}, a WebSocket upgrade): from then on, the new protocol's
- * flow alone runs over the socket's stage.
+ * socket itself; one selector thread only reports sockets that turned readable or writable. And a
+ * WebSocket admitted on an upgrades port costs no HTTP stream at all: no parser, renderer and
+ * server graph materialised, started and torn down per connection.
  *
  * <p>Accepting stops while the node holds {@code relay.max-connections} (all its plain-HTTP ports
  * together, {@link ConnectionSlots}), and resumes when one closes. When {@code accept} itself
@@ -74,14 +68,10 @@ public final class SocketServer {
   private final ActorSystem<?> system;
   private final Materializer materializer;
   private final ServerSettings settings;
-  private final Flow<HttpRequest, HttpResponse, NotUsed> handler;
   /** Warnings that clients can cause: one of a kind per interval. */
   private final WarningLimiter warnings;
-  /**
-   * Pekko HTTP's server layer, built once and materialised per connection (as Pekko's own binding
-   * does): building it primes a header parser whose tables every connection then shares.
-   */
-  private final BidiFlow<HttpResponse, TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound, HttpRequest, NotUsed> layer;
+  /** How the port serves a new connection: Pekko HTTP's layer, or the node's own handshake. */
+  private final Consumer<SocketEndpoint> serve;
   private final long idleTimeoutNanos;
   private final int writeBufferBytes;
   private final Selector selector;
@@ -106,6 +96,12 @@ public final class SocketServer {
   private long failuresNotLogged;
   private long lastFailureLog = System.nanoTime() - FAILURE_LOG_INTERVAL;
 
+  /**
+   * How long a connection that was answered and shut down for output may wait for its peer to
+   * close before it is closed anyway.
+   */
+  static final Duration LINGER = Duration.ofSeconds(2);
+
   private static final long FIRST_BACKOFF = TimeUnit.MILLISECONDS.toNanos(50);
   private static final long MAX_BACKOFF = TimeUnit.SECONDS.toNanos(1);
   private static final long FAILURE_LOG_INTERVAL = TimeUnit.SECONDS.toNanos(10);
@@ -118,7 +114,11 @@ public final class SocketServer {
   }
 
   private SocketServer(
-      ActorSystem<?> system, InetSocketAddress address, Route route, Limits limits, Duration logLimitInterval)
+      ActorSystem<?> system,
+      InetSocketAddress address,
+      Function<SocketServer, Consumer<SocketEndpoint>> serving,
+      Limits limits,
+      Duration logLimitInterval)
       throws IOException {
     this.system = system;
     this.warnings = WarningLimiter.start(system, LOG, logLimitInterval);
@@ -126,11 +126,10 @@ public final class SocketServer {
     this.headerTimeoutNanos = limits.settings().headerTimeout().toNanos();
     this.materializer = Materializer.matFromSystem(system);
     this.settings = ServerSettings.create(system.classicSystem());
-    this.handler = route.flow(system);
-    this.layer = Http.get(system).serverLayer(settings, Optional.empty(), ServerLog.start(system, logLimitInterval));
     this.idleTimeoutNanos = idleTimeoutNanos(settings);
     this.writeBufferBytes =
         (int) system.settings().config().getBytes("pekko.stream.materializer.io.tcp.write-buffer-size").longValue();
+    this.serve = serving.apply(this);
     this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
     try {
@@ -150,15 +149,46 @@ public final class SocketServer {
   }
 
   /**
-   * Binds {@code host:port} and starts accepting, within the node's shared {@code limits}.
+   * Binds {@code host:port} for {@code route} (Pekko HTTP's server layer per connection) and
+   * starts accepting, within the node's shared {@code limits}.
    *
    * @param logLimitInterval warnings about connections and requests (Pekko HTTP's among them) are
    *     logged once of a kind per this interval and counted otherwise
    */
   public static SocketServer bind(
       ActorSystem<?> system, String host, int port, Route route, Limits limits, Duration logLimitInterval) {
+    return start(
+        system,
+        new InetSocketAddress(host, port),
+        server -> new HttpConnections(server, route, ServerLog.start(system, logLimitInterval)),
+        limits,
+        logLimitInterval);
+  }
+
+  /**
+   * Binds {@code host:port} for a port that serves only protocol upgrades, one request per
+   * connection, answered by {@code upgrades} from the node's own reading of the request head
+   * ({@link HandshakeConnection}): no HTTP stream runs for a connection, only the protocol it
+   * switches to.
+   */
+  public static SocketServer bindUpgrades(
+      ActorSystem<?> system, String host, int port, Upgrades upgrades, Limits limits, Duration logLimitInterval) {
+    return start(
+        system,
+        new InetSocketAddress(host, port),
+        server -> endpoint -> new HandshakeConnection(endpoint, upgrades, server.warnings, limits.counters()).start(),
+        limits,
+        logLimitInterval);
+  }
+
+  private static SocketServer start(
+      ActorSystem<?> system,
+      InetSocketAddress address,
+      Function<SocketServer, Consumer<SocketEndpoint>> serving,
+      Limits limits,
+      Duration logLimitInterval) {
     try {
-      SocketServer server = new SocketServer(system, new InetSocketAddress(host, port), route, limits, logLimitInterval);
+      SocketServer server = new SocketServer(system, address, serving, limits, logLimitInterval);
       server.thread.start();
       server.scheduleSweep();
       system.getWhenTerminated().thenRun(server::stop);
@@ -187,6 +217,9 @@ public final class SocketServer {
           acceptKey.cancel();
           try {
             server.close();
+            // a registered channel is only really closed once the selector has deregistered
+            // its key: do that now, so that the port refuses connections when unbind completes
+            selector.selectNow(this::onSelected);
           } catch (IOException e) {
             LOG.warn("closing the listening socket failed", e);
           }
@@ -297,7 +330,7 @@ public final class SocketServer {
         SocketEndpoint endpoint = new SocketEndpoint(this, channel, channel.register(selector, 0));
         open.incrementAndGet();
         endpoints.add(endpoint);
-        system.executionContext().execute(() -> materialize(endpoint));
+        serve.accept(endpoint);
       } catch (IOException e) {
         LOG.debug("dropping a connection that failed at once: {}", e.toString());
         SocketEndpoint.closeQuietly(channel);
@@ -348,23 +381,6 @@ public final class SocketServer {
     }
   }
 
-  private void materialize(SocketEndpoint endpoint) {
-    try {
-      InetSocketAddress remote = (InetSocketAddress) endpoint.channel().getRemoteAddress();
-      Flow.of(HttpRequest.class)
-          .map(request -> request.addAttribute(ProtocolSwitch.KEY, endpoint))
-          .via(handler)
-          .join(
-              layer
-                  .addAttributes(Attributes.apply(new HttpAttributes.RemoteAddress(remote)))
-                  .join(Flow.fromGraph(SocketStage.http(endpoint, writeBufferBytes))))
-          .run(materializer);
-    } catch (IOException | RuntimeException e) {
-      warnings.warn("could not start serving a connection", e);
-      endpoint.close();
-    }
-  }
-
   /** {@code pekko.http.server.idle-timeout}, or 0 for none. */
   private static long idleTimeoutNanos(ServerSettings settings) {
     scala.concurrent.duration.Duration timeout = settings.getTimeouts().idleTimeout();
@@ -393,6 +409,8 @@ public final class SocketServer {
             LOG.debug("closing a connection whose request head took longer than {}", limits.settings().headerTimeout());
             limits.counters().headerTimeouts.increment();
             e.reset();
+          } else if (e.lingerStarted() != 0 && now - e.lingerStarted() > LINGER.toNanos()) {
+            e.close();
           } else if (idleTimeoutNanos != 0 && now - e.lastActive() > idleTimeoutNanos) {
             LOG.debug("closing a connection idle for {}", settings.getTimeouts().idleTimeout());
             limits.counters().idleTimeouts.increment();
@@ -402,7 +420,7 @@ public final class SocketServer {
   }
 
   /**
-   * Serves {@code endpoint}'s socket with {@code flow} (a protocol a route switched to) over a new
+   * Serves {@code endpoint}'s socket with {@code flow} (the protocol its upgrade switched to) over a new
    * stage that first writes {@code unwritten} and hands {@code unread} on before what it reads.
    */
   void switchProtocol(
@@ -413,6 +431,26 @@ public final class SocketServer {
       warnings.warn("could not switch a connection to its new protocol", e);
       endpoint.reset();
     }
+  }
+
+  ActorSystem<?> system() {
+    return system;
+  }
+
+  Materializer materializer() {
+    return materializer;
+  }
+
+  ServerSettings settings() {
+    return settings;
+  }
+
+  int writeBufferBytes() {
+    return writeBufferBytes;
+  }
+
+  WarningLimiter warnings() {
+    return warnings;
   }
 
   /** Wakes the selector thread, to take new interest in a socket or deregister a closed one. */

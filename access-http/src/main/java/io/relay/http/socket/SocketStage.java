@@ -11,7 +11,6 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSession;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.FlowShape;
-import org.apache.pekko.stream.Graph;
 import org.apache.pekko.stream.Inlet;
 import org.apache.pekko.stream.Outlet;
 import org.apache.pekko.stream.TLSProtocol;
@@ -26,7 +25,7 @@ import org.apache.pekko.util.ByteString;
  * One accepted socket as a stream stage: bytes pushed in are written to the socket, bytes read
  * from it are pushed out. Under Pekko HTTP's server layer they travel in the TLS protocol's
  * plain-text envelopes that the layer speaks (what Pekko's {@code TLSPlacebo} would add as two
- * more stages per connection); under a protocol the connection switched to, as bytes. The stage
+ * more stages per connection); under the protocol an upgrade switched the connection to, as bytes. The stage
  * reads and writes the socket itself, on its own stream's thread; the {@link SocketServer}'s
  * selector thread only tells it when a socket that had nothing to read became readable, or one
  * that was full became writable.
@@ -44,13 +43,8 @@ import org.apache.pekko.util.ByteString;
  * reset that could destroy the close frame in flight. A failure from upstream resets the
  * connection.
  *
- * <p>Under HTTP, the bytes after the head of a request without a body ({@link RequestHeads}) are
- * held back, and nothing more is read, until that request is answered. When the answer is a
- * {@code 101} response that a route marked with a {@link ProtocolSwitch}, the stage hands the
- * socket, what of the response is still to be written and the bytes held back (a client's first
- * frames may share a TCP segment with its upgrade request) to a new stage under the new
- * protocol's flow, and completes: to Pekko HTTP the connection then looks closed by the peer, and
- * its server graph ends. Any other answer lets the held bytes go on to Pekko HTTP.
+ * <p>Under HTTP the stage follows request heads ({@link RequestHeads}) so that the server's header
+ * timeout knows when one is being received.
  */
 final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private static final int BUFFER_BYTES = 128 * 1024;
@@ -75,11 +69,11 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private final Function<I, ByteString> bytesOf;
   /** What the stage pushes for bytes read. */
   private final Function<ByteString, O> wrap;
-  /** Whether the stage serves HTTP and may switch protocols. */
+  /** Whether the stage serves HTTP. */
   private final boolean http;
-  /** Bytes to write first: what a switched-from stage had not written yet. */
+  /** Bytes to write first: the response that switched the connection to its protocol. */
   private final ByteString unwritten;
-  /** Bytes to push first: what a switched-from stage had read but not handed on. */
+  /** Bytes to push first: what the client sent after its request head. */
   private final ByteString unread;
 
   private SocketStage(
@@ -141,14 +135,10 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     private boolean waitingWritable;
     private boolean closeWhenWritten;
     private boolean shutdownOutputWhenWritten;
-    /** The socket went on under another stage: leave it open. */
-    private boolean handedOver;
     /** Request heads, followed under HTTP only. */
     private final RequestHeads heads = http ? new RequestHeads() : null;
-    /** Bytes read but not pushed yet: what follows a request head, or what a switch handed on. */
+    /** Bytes read before the stage started and not pushed yet. */
     private ByteString held = unread.isEmpty() ? null : unread;
-    /** A request is waiting for its answer: what follows its head is held, nothing is read. */
-    private boolean awaitingAnswer;
 
     Logic() {
       super(shape);
@@ -168,18 +158,13 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
 
     @Override
     public void postStop() {
-      if (!handedOver) {
-        endpoint.close();
-      }
+      endpoint.close();
     }
 
     // ---- socket to stream
 
     @Override
     public void onPull() {
-      if (awaitingAnswer) {
-        return;
-      }
       if (held != null) {
         ByteString bytes = held;
         held = null;
@@ -217,17 +202,10 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       }
     }
 
-    /** Pushes bytes read, holding back what follows a request head until the request is answered. */
+    /** Pushes bytes read; under HTTP, tells the endpoint whether they end inside a request head. */
     private void deliver(ByteString bytes) {
       if (heads != null && heads.isFollowed()) {
-        int end = heads.endOfBodilessHead(bytes);
-        if (end >= 0) {
-          awaitingAnswer = true;
-          if (end < bytes.length()) {
-            held = bytes.drop(end);
-            bytes = bytes.take(end);
-          }
-        }
+        heads.endOfBodilessHead(bytes);
         endpoint.inHead(heads.inHead());
       }
       push(out, wrap.apply(bytes));
@@ -238,40 +216,13 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     @Override
     public void onPush() {
       ByteString bytes = bytesOf.apply(grab(in));
-      Graph<FlowShape<ByteString, ByteString>, ?> switchTo = null;
       if (bytes != null) {
         enqueue(bytes);
-        // the response a route marked with a switch: its bytes are the first to come after the
-        // mark (Pekko HTTP starts the marked flow right before it hands the response on)
-        switchTo = http ? endpoint.takeSwitch() : null;
       }
       if (!waitingWritable) {
         write();
       }
-      if (switchTo != null && !isClosed(in)) {
-        handOver(switchTo);
-        return;
-      }
       pullIfRoom();
-      if (bytes != null && awaitingAnswer) {
-        // the request is being answered: what follows its head goes on to HTTP
-        awaitingAnswer = false;
-        if (isAvailable(out) && !isClosed(out)) {
-          onPull();
-        }
-      }
-    }
-
-    /** Serves the rest of the connection with {@code flow}, on a new stage, and completes. */
-    private void handOver(Graph<FlowShape<ByteString, ByteString>, ?> flow) {
-      handedOver = true;
-      endpoint.attach(null);
-      ByteString rest = ByteString.emptyByteString();
-      for (ByteString piece : toWrite) {
-        rest = rest.concat(piece);
-      }
-      endpoint.serve(flow, rest.drop(writtenOfFirst), held == null ? ByteString.emptyByteString() : held);
-      completeStage();
     }
 
     @Override
@@ -390,7 +341,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         write();
         pullIfRoom();
       }
-      if ((ops & SelectionKey.OP_READ) != 0 && isAvailable(out) && held == null && !awaitingAnswer) {
+      if ((ops & SelectionKey.OP_READ) != 0 && isAvailable(out) && held == null) {
         read();
       }
     }
