@@ -53,7 +53,10 @@ public final class HttpApi extends AllDirectives {
    * configured origins ({@link Cors}).
    */
   public Route accessRoute() {
-    AccessGuard guard = new AccessGuard(new TokenVerifier(settings), errors);
+    TokenVerifier tokens =
+        new TokenVerifier(
+            settings, settings.tokenCacheSize(), services.metrics().tokensCached::inc, () -> System.currentTimeMillis() / 1000);
+    AccessGuard guard = new AccessGuard(tokens, errors);
     Route session =
         new SessionRoutes(
                 guard,

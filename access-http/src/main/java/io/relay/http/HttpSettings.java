@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
  * @param allowNoBookingId whether tokens without {@code booking_id} are accepted
  * @param askTimeout how long a route waits for the node's actors
  * @param tokenLeeway clock skew tolerated when checking {@code exp}, {@code nbf} and {@code iat}
+ * @param tokenCacheSize verified tokens remembered at most, so that a token presented again is not
+ *     verified again until it expires; 0 for none
  * @param tlsCert PEM certificate chain, or empty for plain HTTP
  * @param tlsKey PEM private key, or empty for plain HTTP
  * @param logLimitInterval of each kind of warning that clients can cause, one line is logged per
@@ -42,6 +44,7 @@ public record HttpSettings(
     boolean allowNoBookingId,
     Duration askTimeout,
     Duration tokenLeeway,
+    int tokenCacheSize,
     String tlsCert,
     String tlsKey,
     Duration logLimitInterval,
@@ -82,6 +85,7 @@ public record HttpSettings(
         r.bool("relay.allow-no-booking-id"),
         r.duration("relay.ask-timeout"),
         r.duration("relay.token-leeway"),
+        r.integer("relay.token-cache-size", 0, 10_000_000),
         tlsCert,
         tlsKey,
         r.duration("relay.log-limit-interval"),

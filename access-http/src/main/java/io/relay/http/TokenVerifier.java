@@ -10,6 +10,8 @@ import com.auth0.jwt.exceptions.MissingClaimException;
 import com.auth0.jwt.exceptions.SignatureVerificationException;
 import com.auth0.jwt.exceptions.TokenExpiredException;
 import com.auth0.jwt.interfaces.DecodedJWT;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -20,12 +22,20 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 
 /**
  * Checks practable-style access tokens: HS256 only, sent raw or as {@code Bearer}, with {@code
  * aud}, {@code exp}, {@code nbf} and {@code iat} checked, {@code scopes} required, every claim of
  * its expected JSON type, and no critical header parameters (the relay understands none). Any
  * token it cannot accept is a 401, never an internal error.
+ *
+ * <p>A token verified once is remembered by its exact text ({@code relay.token-cache-size}, least
+ * recently used first out): presented again before its {@code exp}, as every reconnecting client
+ * presents it, its claims are taken from memory without decoding it or computing its HMAC again.
+ * What was checked stays true: the signature and the claims are those of the same text, and
+ * {@code nbf} and {@code iat} were already past. From its {@code exp} on, the token is verified in
+ * full again (which refuses it once the leeway is over too).
  */
 final class TokenVerifier {
   private static final String BEARER = "Bearer ";
@@ -41,6 +51,10 @@ final class TokenVerifier {
   private static final List<String> STRINGS = List.of("topic", "prefix", "booking_id");
 
   private final JWTVerifier verifier;
+  /** Tokens verified before, by their text; null when the cache is off. */
+  private final Cache<String, Claims> verified;
+  private final Runnable onCached;
+  private final LongSupplier clockSeconds;
 
   /** The claims this relay uses. {@code topic}, {@code prefix} and {@code bookingId} may be empty. */
   record Claims(String topic, String prefix, List<String> scopes, String bookingId, long expiresAt) {
@@ -49,7 +63,21 @@ final class TokenVerifier {
     }
   }
 
+  /** A verifier that checks every token in full. */
   TokenVerifier(HttpSettings settings) {
+    this(settings, 0, () -> {}, () -> System.currentTimeMillis() / 1000);
+  }
+
+  /**
+   * A verifier that remembers up to {@code cacheSize} verified tokens (0: none).
+   *
+   * @param onCached counts a token taken from the cache
+   * @param clockSeconds the time {@code exp} is compared with, in seconds since the epoch
+   */
+  TokenVerifier(HttpSettings settings, int cacheSize, Runnable onCached, LongSupplier clockSeconds) {
+    this.onCached = onCached;
+    this.clockSeconds = clockSeconds;
+    this.verified = cacheSize == 0 ? null : Caffeine.newBuilder().maximumSize(cacheSize).build();
     this.verifier =
         JWT.require(Algorithm.HMAC256(settings.secret()))
             .withAudience(settings.audience())
@@ -73,6 +101,20 @@ final class TokenVerifier {
             .map(h -> h.regionMatches(true, 0, BEARER, 0, BEARER.length()) ? h.substring(BEARER.length()).trim() : h)
             .filter(h -> !h.isEmpty())
             .orElseThrow(() -> new ApiException(401, "missing Authorization header with an access token"));
+    if (verified == null) {
+      return verifyFully(token);
+    }
+    Claims known = verified.getIfPresent(token);
+    if (known != null && clockSeconds.getAsLong() < known.expiresAt()) {
+      onCached.run();
+      return known;
+    }
+    Claims claims = verifyFully(token);
+    verified.put(token, claims);
+    return claims;
+  }
+
+  private Claims verifyFully(String token) {
     try {
       String[] segments = token.split("\\.", -1);
       if (segments.length != SEGMENTS) {

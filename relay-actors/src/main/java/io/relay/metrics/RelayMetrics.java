@@ -44,6 +44,8 @@ public final class RelayMetrics {
       counter("relay_connections_shed", "Connections shed (closed with 1013) to keep the node within its memory budget");
   public final Counter admissionsRefused =
       counter("relay_admissions_refused", "Code requests and upgrades refused with 503 because max-admissions-in-flight were being worked on");
+  public final Counter tokensCached =
+      counter("relay_tokens_cached", "Access tokens accepted as verified before, without checking their signature again");
   public final Counter holdDownRefusals =
       counter("relay_holddown_refusals", "Connections refused with 503 while their topic was held down");
   public final Counter limitRefusals =

@@ -1,0 +1,93 @@
+package io.relay.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import com.auth0.jwt.JWT;
+import com.auth0.jwt.algorithms.Algorithm;
+import com.typesafe.config.ConfigFactory;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The cache of verified tokens: a token presented again is accepted from memory until its {@code
+ * exp}, and from then on verified in full (and refused once the leeway is over); what is not
+ * exactly a verified token's text is never taken from it.
+ */
+class TokenVerifierCacheTest {
+  private static final String SECRET = "cache-test-secret-0123456789abcdef-0123456789";
+  private static final String AUDIENCE = "http://relay.test";
+  private static final HttpSettings SETTINGS =
+      HttpSettings.create(
+          ConfigFactory.parseMap(Map.of("relay.secret", SECRET, "relay.audience", AUDIENCE, "relay.token-leeway", "5s"))
+              .withFallback(ConfigFactory.load()));
+
+  private final AtomicLong now = new AtomicLong(Instant.now().getEpochSecond());
+  private final AtomicInteger cached = new AtomicInteger();
+
+  private static String token(long expiresAt) {
+    return JWT.create()
+        .withAudience(AUDIENCE)
+        .withIssuedAt(Instant.ofEpochSecond(expiresAt - 3600))
+        .withExpiresAt(Instant.ofEpochSecond(expiresAt))
+        .withClaim("topic", "lab")
+        .withClaim("booking_id", "b1")
+        .withClaim("scopes", List.of("read"))
+        .sign(Algorithm.HMAC256(SECRET));
+  }
+
+  private TokenVerifier verifier(int size) {
+    return new TokenVerifier(SETTINGS, size, cached::incrementAndGet, now::get);
+  }
+
+  @Test
+  void aTokenPresentedAgainIsTakenFromTheCacheWithTheSameClaims() {
+    TokenVerifier verifier = verifier(100);
+    String token = token(now.get() + 60);
+    TokenVerifier.Claims first = verifier.verify(Optional.of(token));
+    assertEquals(0, cached.get(), "the first presentation is verified in full");
+    assertEquals(first, verifier.verify(Optional.of("Bearer " + token)), "raw or Bearer: the same token");
+    assertEquals(first, verifier.verify(Optional.of(token)));
+    assertEquals(2, cached.get());
+    assertEquals("lab", first.topic());
+  }
+
+  @Test
+  void fromItsExpiryOnATokenIsVerifiedInFullAndRefusedAfterTheLeeway() {
+    // the JWT library's clock is the real one, so the token's exp is set relative to it
+    long realNow = Instant.now().getEpochSecond();
+    TokenVerifier verifier = verifier(100);
+    String token = token(realNow + 2);
+    verifier.verify(Optional.of(token));
+    now.set(realNow + 2);
+    verifier.verify(Optional.of(token));
+    assertEquals(0, cached.get(), "at its exp the token is checked again (within the leeway it still passes)");
+    String expired = token(realNow - 10);
+    assertThrows(ApiException.class, () -> verifier.verify(Optional.of(expired)), "past exp and leeway: refused");
+  }
+
+  @Test
+  void aTokenThatDiffersFromAVerifiedOneInAnyByteIsVerifiedAndRefused() {
+    TokenVerifier verifier = verifier(100);
+    String token = token(now.get() + 60);
+    verifier.verify(Optional.of(token));
+    String tampered = token.substring(0, token.length() - 2) + (token.endsWith("A") ? "BB" : "AA");
+    ApiException e = assertThrows(ApiException.class, () -> verifier.verify(Optional.of(tampered)));
+    assertEquals(401, e.status());
+    assertEquals(0, cached.get());
+  }
+
+  @Test
+  void withTheCacheOffEveryPresentationIsVerifiedInFull() {
+    TokenVerifier verifier = verifier(0);
+    String token = token(now.get() + 60);
+    verifier.verify(Optional.of(token));
+    verifier.verify(Optional.of(token));
+    assertEquals(0, cached.get());
+  }
+}
