@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = RelayCli.Version.class,
     description = "Horizontally scalable WebSocket relay for remote laboratories.",
-    subcommands = {RelayCli.Serve.class, TokenCommand.class, ConnectCommand.class, io.relay.bench.BenchCommand.class})
+    subcommands = {RelayCli.Serve.class, TokenCommand.class, ConnectCommand.class})
 public final class RelayCli implements Callable<Integer> {
 
   /** Exit status for configuration the node refuses. */

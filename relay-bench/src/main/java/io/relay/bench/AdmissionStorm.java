@@ -43,25 +43,35 @@ final class AdmissionStorm {
 
   private final List<URI> access;
   private final Endpoints.Relay tokens;
-  private final String runId = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
+  private final String runId;
+  /** When the storm's tokens are issued (seconds since the epoch). */
+  private final long issuedAt;
   private final LatencyHistogram post = new LatencyHistogram();
   private final LatencyHistogram upgrade = new LatencyHistogram();
   private final LatencyHistogram admission = new LatencyHistogram();
   private final Map<String, AtomicInteger> failures = new ConcurrentHashMap<>();
   private final List<Socket> admitted = new ArrayList<>();
 
-  /** One storm: access requests round-robin over {@code access}, tokens minted by {@code tokens}. */
-  AdmissionStorm(List<URI> access, Endpoints.Relay tokens) {
+  /**
+   * One storm: access requests round-robin over {@code access}, tokens minted by {@code tokens}.
+   *
+   * @param stormId when the storm was first run (seconds since the epoch): names its topics and is
+   *     when its tokens are issued, so that storms of the same id are the same participants coming
+   *     back with the same tokens; null for a new storm
+   */
+  AdmissionStorm(List<URI> access, Endpoints.Relay tokens, Long stormId) {
     this.access = access;
     this.tokens = tokens;
+    this.issuedAt = stormId != null ? stormId : System.currentTimeMillis() / 1000;
+    this.runId = Long.toString(issuedAt % 100_000_000L, 36);
   }
 
   Map<String, Object> run(int participants, int concurrency, double rate, ServerProbe probe) throws InterruptedException {
     String[] writerTokens = new String[(participants + PARTICIPANTS_PER_TOPIC - 1) / PARTICIPANTS_PER_TOPIC];
     String[] readerTokens = new String[writerTokens.length];
     for (int t = 0; t < writerTokens.length; t++) {
-      writerTokens[t] = tokens.token(topic(t), Endpoints.Role.WRITER);
-      readerTokens[t] = tokens.token(topic(t), Endpoints.Role.READER);
+      writerTokens[t] = tokens.token(topic(t), Endpoints.Role.WRITER, issuedAt);
+      readerTokens[t] = tokens.token(topic(t), Endpoints.Role.READER, issuedAt);
     }
     AtomicInteger next = new AtomicInteger();
     AtomicLong lastDone = new AtomicLong();

@@ -13,19 +13,26 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code relay bench}: the load generator of docs/benchmarks.md. It drives one workload (W1 to W6)
+ * {@code java -jar relay-bench.jar}: the load generator of docs/benchmarks.md. It drives one workload (W1 to W6)
  * against a relay node (through its access API) or nginx+nchan, prints the figures, and appends
  * them as one JSON line to {@code --json}.
  */
 @Command(
-    name = "bench",
+    name = "relay-bench",
     mixinStandardHelpOptions = true,
     description = "Load generator: run workload W1..W6 against a relay node or nginx+nchan on loopback.")
 public final class BenchCommand implements Callable<Integer> {
+  /**
+   * The key a node without {@code RELAY_SECRET} checks tokens against: its documented development
+   * key ({@code io.relay.http.HttpSettings.DEV_SECRET}; {@code BenchSmokeTest} keeps the two equal).
+   */
+  static final String DEV_SECRET = "relay-development-secret-do-not-use-in-production";
+
   @Option(names = "--target", defaultValue = "relay", description = "relay or nchan (default: ${DEFAULT-VALUE}).")
   String target;
 
@@ -61,6 +68,12 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--admission-rate", defaultValue = "0", description = "W6: participants started per second; 0 = as fast as --concurrency allows (default: ${DEFAULT-VALUE}).")
   double admissionRate;
+
+  @Option(
+      names = "--storm-id",
+      description = "W6: when the storm was first run, in seconds since the epoch: names its topics and dates its tokens, so "
+          + "storms with the same id are the same participants coming back with the tokens they had (default: a new storm).")
+  Long stormId;
 
   @Option(names = "--loops", defaultValue = "2", description = "Generator threads (default: ${DEFAULT-VALUE}).")
   int loops;
@@ -98,6 +111,10 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--min-delivery", defaultValue = "0.95", description = "W4 pass limit on delivered/expected (default: ${DEFAULT-VALUE}).")
   double minDelivery;
 
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new BenchCommand()).execute(args));
+  }
+
   @Override
   public Integer call() throws Exception {
     Workload w = Workload.named(workload);
@@ -110,7 +127,7 @@ public final class BenchCommand implements Callable<Integer> {
     if (w.shape() != Workload.Shape.TRAFFIC && connections != null) {
       w = w.withTopics(Math.max(1, connections / w.connectionsPerTopic()));
     }
-    String key = secret == null || secret.isEmpty() ? io.relay.http.HttpSettings.DEV_SECRET : secret;
+    String key = secret == null || secret.isEmpty() ? DEV_SECRET : secret;
     Endpoints endpoints =
         switch (target) {
           case "relay" -> new Endpoints.Relay(access.get(0), key, audience);

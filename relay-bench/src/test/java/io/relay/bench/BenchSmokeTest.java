@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.relay.node.Waits;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,6 +16,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -82,6 +82,11 @@ class BenchSmokeTest {
   }
 
   @Test
+  void theDefaultKeyIsTheNodesDevelopmentKey() {
+    assertEquals(io.relay.http.HttpSettings.DEV_SECRET, BenchCommand.DEV_SECRET);
+  }
+
+  @Test
   void aShortChatRunDeliversBothWays() throws Exception {
     JsonNode r = run("W2", "--topics", "4", "--duration", "2", "--warmup", "1");
     assertTrue(r.get("deliveredMsgPerS").asDouble() > 0, "delivered messages: " + r);
@@ -101,7 +106,7 @@ class BenchSmokeTest {
                 "--json", json.toString()));
     args.addAll(List.of(more));
     int status = new CommandLine(new BenchCommand()).execute(args.toArray(String[]::new));
-    assertEquals(0, status, "relay bench exit status");
+    assertEquals(0, status, "the generator's exit status");
     List<String> lines = Files.readAllLines(json);
     return new ObjectMapper().readTree(lines.get(lines.size() - 1));
   }
@@ -109,21 +114,18 @@ class BenchSmokeTest {
   private static void awaitReady(Duration timeout) {
     HttpClient http = HttpClient.newHttpClient();
     URI ready = URI.create("http://127.0.0.1:" + managementPort + "/ready");
-    Waits.await("the benchmark's node is ready", timeout, () -> {
-      if (!node.isAlive()) {
-        throw new AssertionError("the node exited with " + node.exitValue() + "; see " + dir.resolve("node.log"));
-      }
-      try {
-        return http.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-      } catch (IOException e) {
-        return false;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-    });
+    Awaitility.await("the benchmark's node is ready (its log: " + dir.resolve("node.log") + ")")
+        .atMost(timeout)
+        .pollInterval(Duration.ofMillis(200))
+        .ignoreExceptionsInstanceOf(IOException.class)
+        .until(
+            () -> {
+              if (!node.isAlive()) {
+                throw new AssertionError("the node exited with " + node.exitValue() + "; see " + dir.resolve("node.log"));
+              }
+              return http.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+            });
   }
-
 
   private static int freePort() {
     return io.relay.node.LoopbackPorts.free();

@@ -62,15 +62,23 @@ interface Endpoints {
               });
     }
 
-    /** A session token for {@code topic} with the role's scopes. */
+    /** A session token for {@code topic} with the role's scopes, issued now. */
     String token(String topic, Role role) {
+      return token(topic, role, Instant.now().getEpochSecond());
+    }
+
+    /**
+     * A session token for {@code topic} with the role's scopes, issued at {@code issuedAt} (seconds
+     * since the epoch) and valid for two hours from then: the same text for the same arguments.
+     */
+    String token(String topic, Role role, long issuedAt) {
       List<String> scopes =
           switch (role) {
             case WRITER -> List.of("write");
             case READER -> List.of("read");
             case PARTICIPANT -> List.of("read", "write");
           };
-      Instant now = Instant.now();
+      Instant now = Instant.ofEpochSecond(issuedAt);
       return JWT.create()
           .withAudience(audience)
           .withIssuedAt(now)
@@ -84,7 +92,7 @@ interface Endpoints {
     }
   }
 
-  /** nginx with the nchan module, configured by cluster-config/bench/nchan.conf. */
+  /** nginx with the nchan module, configured by relay-bench/nchan.conf.in. */
   final class Nchan implements Endpoints {
     private final URI base;
 

@@ -44,7 +44,7 @@ final class BenchRun {
         case TRAFFIC -> traffic();
         case IDLE -> idle();
         case STORM ->
-            new AdmissionStorm(opts.access, (Endpoints.Relay) endpoints)
+            new AdmissionStorm(opts.access, (Endpoints.Relay) endpoints, opts.stormId)
                 .run(w.topics() * w.connectionsPerTopic(), opts.concurrency, opts.admissionRate, probe);
       };
     } finally {
