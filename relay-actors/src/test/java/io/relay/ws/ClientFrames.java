@@ -5,18 +5,18 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
 
 /** Frames as a client writes them (RFC 6455 section 5.2), masked unless asked otherwise. */
-final class ClientFrames {
+public final class ClientFrames {
   private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 
-  ClientFrames frame(int opcode, boolean fin, byte[] payload) {
+  public ClientFrames frame(int opcode, boolean fin, byte[] payload) {
     return frame(opcode, fin, 0, true, payload);
   }
 
-  ClientFrames text(String text) {
+  public ClientFrames text(String text) {
     return frame(WsFrames.TEXT, true, text.getBytes(StandardCharsets.UTF_8));
   }
 
-  ClientFrames close(int code, byte[] reason) {
+  public ClientFrames close(int code, byte[] reason) {
     byte[] body = new byte[2 + reason.length];
     body[0] = (byte) (code >> 8);
     body[1] = (byte) code;
@@ -25,7 +25,7 @@ final class ClientFrames {
   }
 
   /** Any frame, including ones that break the rules. */
-  ClientFrames frame(int opcode, boolean fin, int rsv, boolean masked, byte[] payload) {
+  public ClientFrames frame(int opcode, boolean fin, int rsv, boolean masked, byte[] payload) {
     bytes.write((fin ? 0x80 : 0) | (rsv << 4) | opcode);
     int maskBit = masked ? 0x80 : 0;
     int length = payload.length;
@@ -53,14 +53,14 @@ final class ClientFrames {
   }
 
   /** Raw bytes, for headers no well-behaved encoder writes. */
-  ClientFrames raw(int... values) {
+  public ClientFrames raw(int... values) {
     for (int value : values) {
       bytes.write(value);
     }
     return this;
   }
 
-  byte[] bytes() {
+  public byte[] bytes() {
     return bytes.toByteArray();
   }
 }

@@ -93,7 +93,7 @@ final class HandshakeConnection implements IntConsumer {
     } catch (RequestHead.Malformed e) {
       endpoint.inHead(false);
       counters.malformedHeads.increment();
-      warnings.warn("refused a request head that could not be read: {}", e.status());
+      warnings.warn("refused a request that could not be parsed: {}", e.status());
       refuse(PlainResponse.render(e.status(), e.getMessage(), Map.of()));
     } catch (IOException e) {
       endpoint.reset();

@@ -1,0 +1,174 @@
+package io.relay.topic;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.relay.RelaySettings;
+import io.relay.metrics.RelayMetrics;
+import io.relay.status.ClusterStatus;
+import io.relay.ws.ClientFrames;
+import io.relay.ws.MemoryBudget;
+import io.relay.ws.OutboundQueue;
+import io.relay.ws.WsFrames;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.OverflowStrategy;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Keep;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.stream.javadsl.SourceQueueWithComplete;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * Connections for the topic actors' tests: what the relay route would hand a topic, and the
+ * client side of a joined connection's stream (the bytes a client sends, the frames it gets).
+ */
+final class TestConnections {
+  private static final AtomicLong IDS = new AtomicLong();
+  static final Duration WAIT = Duration.ofSeconds(5);
+
+  private final ActorTestKit kit;
+  final RelayMetrics metrics = new RelayMetrics();
+  final ConnectionDirectory directory = new ConnectionDirectory();
+  final TopicActor.Context context;
+
+  TestConnections(ActorTestKit kit, String node) {
+    this.kit = kit;
+    TestProbe<ClusterStatus.Gather> status = kit.createTestProbe();
+    this.context =
+        new TopicActor.Context(
+            RelaySettings.create(kit.system().settings().config()), metrics, MemoryBudget.unlimited(), directory, node, status.ref());
+  }
+
+  /** A connection of {@code topic} for {@code booking} with {@code scopes}, expiring at {@code expiresAt}. */
+  static Connection connection(String topic, String booking, Instant expiresAt, String... scopes) {
+    Connection.Grant grant =
+        new Connection.Grant(topic, booking, List.of(scopes), Instant.now(), expiresAt, "127.0.0.1", "test");
+    return new Connection(IDS.incrementAndGet(), grant, new OutboundQueue(64, 1 << 20));
+  }
+
+  static Connection connection(String topic, String booking, String... scopes) {
+    return connection(topic, booking, Instant.now().plusSeconds(3600), scopes);
+  }
+
+  /** Runs a joined connection's stream, as the socket would once the 101 is written. */
+  Client run(TopicActor.JoinResult result) {
+    assertTrue(result instanceof TopicActor.Joined, "joined: " + result);
+    BlockingQueue<ByteString> received = new LinkedBlockingQueue<>();
+    var materialized =
+        Source.<ByteString>queue(64, OverflowStrategy.backpressure())
+            .via(Flow.fromGraph(((TopicActor.Joined) result).flow()))
+            .toMat(Sink.foreach(received::add), Keep.both())
+            .run(Materializer.matFromSystem(kit.system()));
+    return new Client(materialized.first(), received);
+  }
+
+  /** The client's side of one connection. */
+  static final class Client {
+    private final SourceQueueWithComplete<ByteString> in;
+    private final BlockingQueue<ByteString> received;
+    private ByteString pending = ByteString.emptyByteString();
+
+    Client(SourceQueueWithComplete<ByteString> in, BlockingQueue<ByteString> received) {
+      this.in = in;
+      this.received = received;
+    }
+
+    void sendText(String text) {
+      in.offer(ByteString.fromArray(new ClientFrames().text(text).bytes()));
+    }
+
+    /** The client goes away without a closing handshake: its stream's input ends. */
+    void vanish() {
+      in.complete();
+    }
+
+    /** The next frame the server sent: its opcode and payload. */
+    Frame next() throws InterruptedException {
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (true) {
+        Frame frame = Frame.parse(pending);
+        if (frame != null) {
+          pending = pending.drop(frame.length());
+          return frame;
+        }
+        ByteString more = received.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        assertNotNull(more, "no frame from the server within " + WAIT);
+        pending = pending.concat(more);
+      }
+    }
+
+    String nextText() throws InterruptedException {
+      Frame frame = next();
+      assertEquals(WsFrames.TEXT, frame.opcode(), "a text frame");
+      return frame.text();
+    }
+
+    /** The close code of the next frame, which must be a close. */
+    int nextCloseCode() throws InterruptedException {
+      Frame frame = next();
+      assertEquals(WsFrames.CLOSE, frame.opcode(), "a close frame, not " + frame.opcode());
+      return ((frame.payload()[0] & 0xff) << 8) | (frame.payload()[1] & 0xff);
+    }
+
+    /** Whether nothing arrives for {@code quiet}. */
+    boolean silentFor(Duration quiet) throws InterruptedException {
+      if (Frame.parse(pending) != null) {
+        return false;
+      }
+      ByteString more = received.poll(quiet.toNanos(), TimeUnit.NANOSECONDS);
+      if (more != null) {
+        pending = pending.concat(more);
+        return false;
+      }
+      return true;
+    }
+  }
+
+  /** A server frame (unmasked, RFC 6455 section 5.2). */
+  record Frame(byte opcode, byte[] payload, int length) {
+    static Frame parse(ByteString bytes) {
+      if (bytes.length() < 2) {
+        return null;
+      }
+      int len = bytes.apply(1) & 0x7f;
+      int header = 2;
+      if (len == 126) {
+        if (bytes.length() < 4) {
+          return null;
+        }
+        len = ((bytes.apply(2) & 0xff) << 8) | (bytes.apply(3) & 0xff);
+        header = 4;
+      } else if (len == 127) {
+        if (bytes.length() < 10) {
+          return null;
+        }
+        long l = 0;
+        for (int i = 2; i < 10; i++) {
+          l = (l << 8) | (bytes.apply(i) & 0xff);
+        }
+        len = (int) l;
+        header = 10;
+      }
+      if (bytes.length() < header + len) {
+        return null;
+      }
+      return new Frame((byte) (bytes.apply(0) & 0x0f), bytes.slice(header, header + len).toArray(), header + len);
+    }
+
+    String text() {
+      return new String(payload, StandardCharsets.UTF_8);
+    }
+  }
+}

@@ -1,0 +1,126 @@
+package io.relay.topic;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.relay.TestClusterConfig;
+import io.relay.ws.CloseCodes;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One topic actor on its own, its registry a probe: joins and what they relay, leaving, and the
+ * four ways the actor closes connections (a denied booking, an expired token, the topic moving,
+ * the node draining).
+ */
+class TopicActorTest {
+  private static final ActorTestKit KIT = ActorTestKit.create("topic-actor", TestClusterConfig.with(Map.of("relay.attach-timeout", "1s")));
+  private static final TestConnections CONNECTIONS = new TestConnections(KIT, "test-node");
+
+  private final TestProbe<TopicRegistry.Command> registry = KIT.createTestProbe();
+
+  @AfterAll
+  static void stop() {
+    KIT.shutdownTestKit();
+  }
+
+  private ActorRef<TopicActor.Command> topic(String name) {
+    return KIT.spawn(TopicActor.create(name, registry.ref(), CONNECTIONS.context));
+  }
+
+  private TestConnections.Client join(ActorRef<TopicActor.Command> topic, Connection connection) {
+    TestProbe<TopicActor.JoinResult> reply = KIT.createTestProbe();
+    topic.tell(new TopicActor.Join(connection, reply.ref()));
+    return CONNECTIONS.run(reply.receiveMessage(TestConnections.WAIT));
+  }
+
+  @Test
+  void aWritersMessagesReachEveryOtherReaderButNotItselfOrAParticipantWithoutRead() throws Exception {
+    ActorRef<TopicActor.Command> topic = topic("relay");
+    TestConnections.Client writer = join(topic, TestConnections.connection("relay", "w", "read", "write"));
+    TestConnections.Client reader = join(topic, TestConnections.connection("relay", "r", "read"));
+    TestConnections.Client writeOnly = join(topic, TestConnections.connection("relay", "o", "write"));
+    writer.sendText("hello");
+    assertEquals("hello", reader.nextText());
+    assertTrue(writer.silentFor(Duration.ofMillis(300)), "a writer does not get its own message");
+    assertTrue(writeOnly.silentFor(Duration.ofMillis(100)), "a participant without read gets nothing");
+    reader.sendText("ignored: no write scope");
+    assertTrue(writer.silentFor(Duration.ofMillis(300)), "a reader's messages are dropped");
+  }
+
+  @Test
+  void theLastToLeaveTellsTheRegistryTheTopicIsIdleWithItsJoinCount() throws Exception {
+    ActorRef<TopicActor.Command> topic = topic("leave");
+    TestConnections.Client first = join(topic, TestConnections.connection("leave", "a", "read", "write"));
+    TestConnections.Client second = join(topic, TestConnections.connection("leave", "b", "read"));
+    first.vanish();
+    registry.expectNoMessage(Duration.ofMillis(300));
+    second.vanish();
+    TopicRegistry.TopicIdle idle = registry.expectMessageClass(TopicRegistry.TopicIdle.class, TestConnections.WAIT);
+    assertEquals("leave", idle.topic());
+    assertEquals(2, idle.joins(), "the registry compares this with the joins it sent");
+    assertEquals(topic, idle.actor());
+  }
+
+  @Test
+  void aDeniedBookingsConnectionsCloseWith4003AndOthersStay() throws Exception {
+    ActorRef<TopicActor.Command> topic = topic("deny");
+    TestConnections.Client denied = join(topic, TestConnections.connection("deny", "cancelled", "read", "write"));
+    TestConnections.Client kept = join(topic, TestConnections.connection("deny", "kept", "read", "write"));
+    TestConnections.Client third = join(topic, TestConnections.connection("deny", "third", "read"));
+    topic.tell(new TopicActor.CloseBooking("cancelled"));
+    assertEquals(CloseCodes.BOOKING_DENIED, denied.nextCloseCode());
+    kept.sendText("still here");
+    assertEquals("still here", third.nextText(), "the other bookings' connections still relay");
+    assertTrue(denied.silentFor(Duration.ofMillis(200)), "nothing reaches the denied connection after its close");
+  }
+
+  @Test
+  void aConnectionWhoseTokenExpiresClosesWith4000() throws Exception {
+    ActorRef<TopicActor.Command> topic = topic("expiry");
+    TestConnections.Client expiring =
+        join(topic, TestConnections.connection("expiry", "b", Instant.now().plusMillis(500), "read"));
+    assertEquals(CloseCodes.TOKEN_EXPIRED, expiring.nextCloseCode());
+  }
+
+  @Test
+  void closeAllClosesEveryConnectionWithItsCodeAsEvictionAndDrainDo() throws Exception {
+    ActorRef<TopicActor.Command> moved = topic("moved");
+    TestConnections.Client a = join(moved, TestConnections.connection("moved", "a", "read"));
+    TestConnections.Client b = join(moved, TestConnections.connection("moved", "b", "read", "write"));
+    moved.tell(new TopicActor.CloseAll(CloseCodes.TOPIC_MOVED, "topic moved to another node"));
+    assertEquals(CloseCodes.TOPIC_MOVED, a.nextCloseCode());
+    assertEquals(CloseCodes.TOPIC_MOVED, b.nextCloseCode());
+    ActorRef<TopicActor.Command> drained = topic("drained");
+    TestConnections.Client c = join(drained, TestConnections.connection("drained", "c", "read"));
+    drained.tell(new TopicActor.CloseAll(CloseCodes.GOING_AWAY, "node draining"));
+    assertEquals(CloseCodes.GOING_AWAY, c.nextCloseCode());
+  }
+
+  @Test
+  void aJoinWhoseUpgradeNeverStartsItsStreamIsDroppedAtTheAttachDeadline() {
+    ActorRef<TopicActor.Command> topic = topic("unattached");
+    TestProbe<TopicActor.JoinResult> reply = KIT.createTestProbe();
+    topic.tell(new TopicActor.Join(TestConnections.connection("unattached", "a", "read"), reply.ref()));
+    reply.expectMessageClass(TopicActor.Joined.class, TestConnections.WAIT);
+    // the flow is never run: after relay.attach-timeout (1 s here) the connection is forgotten
+    TopicRegistry.TopicIdle idle = registry.expectMessageClass(TopicRegistry.TopicIdle.class, TestConnections.WAIT);
+    assertEquals("unattached", idle.topic());
+  }
+
+  @Test
+  void aStopIsIgnoredWhileTheTopicHasConnections() throws Exception {
+    ActorRef<TopicActor.Command> topic = topic("stop");
+    TestConnections.Client client = join(topic, TestConnections.connection("stop", "a", "read", "write"));
+    TestConnections.Client other = join(topic, TestConnections.connection("stop", "b", "read"));
+    topic.tell(TopicActor.Stop.INSTANCE);
+    client.sendText("after a stop");
+    assertEquals("after a stop", other.nextText(), "the topic still relays");
+  }
+}

@@ -1,0 +1,173 @@
+package io.relay.topic;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.relay.TestClusterConfig;
+import io.relay.ws.CloseCodes;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The topic registry of one node on its own: its cluster channels are topics of the test's own
+ * (what it announces is heard by a subscriber there, what other nodes say is published there) and
+ * its clock is the test's. Claims and eviction, the hold-down, cancellations, the drain, and a
+ * join racing the idle stop of its topic.
+ */
+class TopicRegistryTest {
+  private static final String NODE = "pekko://relay@127.0.0.1:1";
+  private static final String OTHER = "pekko://relay@127.0.0.1:2";
+  private static final ActorTestKit KIT =
+      ActorTestKit.create("topic-registry", TestClusterConfig.with(Map.of("relay.drain-spread", "200ms")));
+  private static final TestConnections CONNECTIONS = new TestConnections(KIT, NODE);
+
+  private static final AtomicLong CHANNELS = new AtomicLong();
+
+  private final AtomicLong clock = new AtomicLong(1_000_000);
+  /** What this node announces, as another node's subscriber hears it. */
+  private final TestProbe<ClaimAnnouncement> heard = KIT.createTestProbe();
+  private ActorRef<Topic.Command<ClaimAnnouncement>> claims;
+  private ActorRef<Topic.Command<Cancel>> cancels;
+  private ActorRef<TopicRegistry.Command> registry;
+
+  @AfterAll
+  static void stop() {
+    KIT.shutdownTestKit();
+  }
+
+  /** A registry on fresh channels, once it has subscribed to both. */
+  @BeforeEach
+  void start() {
+    long n = CHANNELS.incrementAndGet();
+    claims = KIT.spawn(Topic.create(ClaimAnnouncement.class, "claims-" + n));
+    cancels = KIT.spawn(Topic.create(Cancel.class, "cancels-" + n));
+    claims.tell(Topic.subscribe(heard.ref()));
+    registry = KIT.spawn(TopicRegistry.create(CONNECTIONS.context, new TopicRegistry.Channels(claims, cancels), clock::get));
+    awaitSubscribers(claims, 2);
+    awaitSubscribers(cancels, 1);
+  }
+
+  private static void awaitSubscribers(ActorRef<? extends Topic.Command<?>> topic, int count) {
+    TestProbe<Topic.TopicStats> stats = KIT.createTestProbe();
+    stats.awaitAssert(
+        TestConnections.WAIT,
+        () -> {
+          @SuppressWarnings("unchecked")
+          ActorRef<Topic.Command<Object>> any = (ActorRef<Topic.Command<Object>>) (ActorRef<?>) topic;
+          any.tell(Topic.getTopicStats(stats.ref()));
+          assertEquals(count, stats.receiveMessage(TestConnections.WAIT).localSubscriberCount(), "subscribers of the channel");
+          return null;
+        });
+  }
+
+  private TopicActor.JoinResult joinResult(Connection connection) {
+    TestProbe<TopicActor.JoinResult> reply = KIT.createTestProbe();
+    registry.tell(new TopicRegistry.Join(connection, reply.ref()));
+    return reply.receiveMessage(TestConnections.WAIT);
+  }
+
+  private TestConnections.Client join(String topic, String booking, String... scopes) {
+    return CONNECTIONS.run(joinResult(TestConnections.connection(topic, booking, scopes)));
+  }
+
+  /** The next claim this node announced (what the test published as another node's is passed over). */
+  private Claim announced() {
+    ClaimAnnouncement announcement = heard.receiveMessage(TestConnections.WAIT);
+    while (announcement.node().equals(OTHER)) {
+      announcement = heard.receiveMessage(TestConnections.WAIT);
+    }
+    assertEquals(NODE, announcement.node());
+    assertEquals(1, announcement.claims().size());
+    return announcement.claims().get(0);
+  }
+
+  @Test
+  void aTopicsFirstJoinClaimsItAndAnnouncesTheClaimOnce() throws Exception {
+    TestConnections.Client writer = join("lab", "a", "read", "write");
+    Claim claim = announced();
+    assertEquals(new Claim("lab", NODE, clock.get()), claim);
+    TestConnections.Client reader = join("lab", "b", "read");
+    heard.expectNoMessage(Duration.ofMillis(200));
+    writer.sendText("through one topic actor");
+    assertEquals("through one topic actor", reader.nextText());
+  }
+
+  @Test
+  void aNewerClaimFromAnotherNodeEvictsWith4001AndHoldsTheTopicDownHere() throws Exception {
+    TestConnections.Client client = join("moving", "a", "read", "write");
+    Claim ours = announced();
+    claims.tell(Topic.publish(new ClaimAnnouncement(OTHER, List.of(new Claim("moving", OTHER, ours.stamp() + 1)))));
+    assertEquals(CloseCodes.TOPIC_MOVED, client.nextCloseCode());
+    TopicActor.JoinResult held = joinResult(TestConnections.connection("moving", "b", "read"));
+    assertTrue(held instanceof TopicActor.Refused refused && refused.status() == 503 && refused.retryAfter() != null, "held down: " + held);
+    clock.addAndGet(Duration.ofSeconds(6).toMillis());
+    CONNECTIONS.run(joinResult(TestConnections.connection("moving", "c", "read")));
+    assertTrue(announced().stamp() > ours.stamp() + 1, "a claim after the hold-down is newer than the one that won");
+  }
+
+  @Test
+  void anOlderClaimFromAnotherNodeIsAnsweredByAnnouncingOursAgain() throws Exception {
+    TestConnections.Client client = join("kept", "a", "read", "write");
+    Claim ours = announced();
+    claims.tell(Topic.publish(new ClaimAnnouncement(OTHER, List.of(new Claim("kept", OTHER, ours.stamp() - 1)))));
+    assertEquals(ours, announced(), "the older claim loses: ours is announced again");
+    assertTrue(client.silentFor(Duration.ofMillis(200)), "nothing closed the connection");
+  }
+
+  @Test
+  void aCancellationHeardClosesThatBookingsConnectionsWith4003() throws Exception {
+    TestConnections.Client denied = join("cancel", "cancelled", "read");
+    TestConnections.Client writer = join("cancel", "kept", "read", "write");
+    TestConnections.Client reader = join("cancel", "other", "read");
+    cancels.tell(Topic.publish(new Cancel("cancelled")));
+    assertEquals(CloseCodes.BOOKING_DENIED, denied.nextCloseCode());
+    writer.sendText("after the deny");
+    assertEquals("after the deny", reader.nextText());
+  }
+
+  @Test
+  void aDrainClosesEveryTopicWith1001AndAnswersWhenItHasGoneThroughThemAll() throws Exception {
+    TestConnections.Client a = join("drain-a", "a", "read");
+    TestConnections.Client b = join("drain-b", "b", "read");
+    TestProbe<Done> done = KIT.createTestProbe();
+    registry.tell(new TopicRegistry.Drain(done.ref()));
+    assertEquals(CloseCodes.GOING_AWAY, a.nextCloseCode());
+    assertEquals(CloseCodes.GOING_AWAY, b.nextCloseCode());
+    done.expectMessage(TestConnections.WAIT, Done.getInstance());
+  }
+
+  @Test
+  void aJoinRightAfterItsTopicsLastLeaveIsServedWhicheverArrivesFirst() throws Exception {
+    // the last leave makes the topic actor report idle; a join sent meanwhile must reach a live
+    // topic actor (the same one, if it has not stopped, or a new one), never a stopping one
+    for (int round = 0; round < 20; round++) {
+      String topic = "race-" + round;
+      join(topic, "first", "read", "write").vanish();
+      TestConnections.Client reader = join(topic, "reader", "read");
+      TestConnections.Client writer = join(topic, "writer", "read", "write");
+      writer.sendText("round " + round);
+      assertEquals("round " + round, reader.nextText(), "round " + round + ": the new participants meet on one topic actor");
+    }
+  }
+
+  @Test
+  void aReportListsThisNodesConnections() {
+    join("report", "a", "read");
+    TestProbe<TopicRegistry.NodeReport> reply = KIT.createTestProbe();
+    registry.tell(new TopicRegistry.Report(reply.ref()));
+    TopicRegistry.NodeReport report = reply.receiveMessage(TestConnections.WAIT);
+    assertEquals(NODE, report.node());
+    assertTrue(report.connections().stream().anyMatch(c -> c.topic().equals("report")), "the report lists the connection: " + report);
+    assertTrue(report.events().stream().anyMatch(e -> e.kind().equals("claim") && e.subject().equals("report")), "and the claim: " + report.events());
+  }
+}
