@@ -29,6 +29,9 @@ public final class HttpServer {
   /**
    * Binds {@code route} on {@code host:port}.
    *
+   * @param upgrades for a port that serves only WebSocket upgrades (the relay): on plain HTTP the
+   *     node reads and answers each connection's request head itself with it, while over TLS Pekko
+   *     HTTP serves {@code route}, which answers the same; empty for a port Pekko HTTP serves
    * @param tls the HTTPS context, or empty for plain HTTP
    * @param sockets what the node's plain-HTTP ports share (connection limit, counters)
    * @param terminationDeadline how long coordinated shutdown lets open requests finish
@@ -42,10 +45,16 @@ public final class HttpServer {
       String host,
       int port,
       Route route,
+      Optional<Upgrades> upgrades,
       Optional<HttpsConnectionContext> tls,
       SocketServer.Limits sockets,
       Duration terminationDeadline,
       Duration logLimitInterval) {
+    Supplier<SocketServer> plain =
+        () ->
+            upgrades.isPresent()
+                ? SocketServer.bindUpgrades(system, host, port, upgrades.get(), sockets, logLimitInterval)
+                : SocketServer.bind(system, host, port, route, sockets, logLimitInterval);
     return logged(
         system,
         name,
@@ -53,34 +62,7 @@ public final class HttpServer {
         port,
         tls.isPresent()
             ? bindPekko(system, host, port, route, tls.get(), terminationDeadline, logLimitInterval)
-            : bindSockets(system, () -> SocketServer.bind(system, host, port, route, sockets, logLimitInterval), terminationDeadline));
-  }
-
-  /**
-   * Binds a port that serves only WebSocket upgrades (the relay): on plain HTTP the node answers
-   * each connection's request head itself ({@code upgrades}); over TLS Pekko HTTP serves {@code
-   * route}, which answers the same.
-   */
-  public static CompletionStage<InetSocketAddress> bindUpgrades(
-      ActorSystem<?> system,
-      String name,
-      String host,
-      int port,
-      Upgrades upgrades,
-      Route route,
-      Optional<HttpsConnectionContext> tls,
-      SocketServer.Limits sockets,
-      Duration terminationDeadline,
-      Duration logLimitInterval) {
-    return logged(
-        system,
-        name,
-        host,
-        port,
-        tls.isPresent()
-            ? bindPekko(system, host, port, route, tls.get(), terminationDeadline, logLimitInterval)
-            : bindSockets(
-                system, () -> SocketServer.bindUpgrades(system, host, port, upgrades, sockets, logLimitInterval), terminationDeadline));
+            : bindSockets(system, plain, terminationDeadline));
   }
 
   private static CompletionStage<InetSocketAddress> logged(
