@@ -62,6 +62,15 @@ public record RelaySettings(
    */
   public static final int CODE_SHARDS = 2048;
 
+  /**
+   * How long a caller waits for a cluster-wide status: the gathering's own two steps (finding the
+   * nodes' registries, then their answers, each {@link #statusTimeout}) and one more for its
+   * answer, so that the caller always gets what was gathered rather than a timeout of its own.
+   */
+  public Duration statusAnswerTimeout() {
+    return statusTimeout.multipliedBy(3);
+  }
+
   public static RelaySettings create(Config config) {
     SettingsReader r = new SettingsReader(config);
     long maxMessage = r.bytes("relay.max-message-bytes");

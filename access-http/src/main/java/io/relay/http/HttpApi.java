@@ -86,7 +86,7 @@ public final class HttpApi extends AllDirectives {
             new StatusRoutes(
                     guard,
                     services.clusterStatus(),
-                    services.settings().statusTimeout().multipliedBy(3),
+                    services.settings().statusAnswerTimeout(),
                     system)
                 .route());
     return new Cors(settings).wrap(routes.seal(jsonRejections(), jsonExceptions(guard)));

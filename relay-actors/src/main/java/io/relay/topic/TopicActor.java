@@ -237,7 +237,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     context.ask(
         ClusterStatus.Gathered.class,
         shared.clusterStatus(),
-        shared.settings().statusTimeout().multipliedBy(3),
+        shared.settings().statusAnswerTimeout(),
         ClusterStatus.Gather::new,
         (gathered, failure) -> new StatsGathered(gathered != null ? gathered : new ClusterStatus.Gathered(List.of(), List.of(), List.of())));
     return this;
