@@ -59,7 +59,7 @@ final class RelayHandshake implements Upgrades {
       return refuse(
           503, "the node is admitting as many clients as it can; retry", Map.of("Retry-After", AdmissionGate.RETRY_AFTER_SECONDS));
     }
-    String protocol = Handshake.requestsProtocol(head.header("Sec-WebSocket-Protocol"), RelayRoutes.NULL_PROTOCOL) ? RelayRoutes.NULL_PROTOCOL : null;
+    String protocol = Handshake.requestsProtocol(head.header("Sec-WebSocket-Protocol"), Handshake.NULL_PROTOCOL) ? Handshake.NULL_PROTOCOL : null;
     String userAgent = head.header("User-Agent");
     return admission
         .admit(topic, code, userAgent == null ? "" : userAgent, remoteAddress(head, peer))

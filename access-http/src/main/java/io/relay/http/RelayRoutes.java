@@ -30,9 +30,6 @@ import org.apache.pekko.util.ByteString;
  * inside Pekko HTTP's connection.
  */
 final class RelayRoutes extends AllDirectives {
-  /** The subprotocol browsers of practable's clients ask for. */
-  static final String NULL_PROTOCOL = "null";
-
   private final Admission admission;
 
   RelayRoutes(Admission admission) {
@@ -80,7 +77,7 @@ final class RelayRoutes extends AllDirectives {
       Graph<FlowShape<ByteString, ByteString>, ?> flow, HttpRequest request, WebSocketUpgrade upgrade) {
     boolean wantsNull = false;
     for (String protocol : upgrade.getRequestedProtocols()) {
-      wantsNull |= NULL_PROTOCOL.equals(protocol);
+      wantsNull |= Handshake.NULL_PROTOCOL.equals(protocol);
     }
     String key = request.getHeader("Sec-WebSocket-Key").map(h -> h.value()).orElseThrow();
     HttpResponse switching =
@@ -90,7 +87,7 @@ final class RelayRoutes extends AllDirectives {
             .addHeader(org.apache.pekko.http.javadsl.model.headers.Connection.create("Upgrade"))
             .addHeader(RawHeader.create("Sec-WebSocket-Accept", Handshake.accept(key)));
     if (wantsNull) {
-      switching = switching.addHeader(SecWebSocketProtocol.create(NULL_PROTOCOL));
+      switching = switching.addHeader(SecWebSocketProtocol.create(Handshake.NULL_PROTOCOL));
     }
     // Pekko HTTP runs the connection's flow over its TLS stage once the 101 is written
     Flow<ByteString, ByteString, ?> protocol = Flow.fromGraph(flow);

@@ -12,6 +12,8 @@ import java.util.Base64;
  * heads on plain ports, Pekko HTTP's requests on HTTPS ports.
  */
 public final class Handshake {
+  /** The subprotocol browsers of practable's clients ask for; selected whenever it is requested. */
+  public static final String NULL_PROTOCOL = "null";
   /** The one WebSocket version there is (section 4.4). */
   public static final String VERSION = "13";
   /** Section 1.3: appended to the client's key before hashing it into the answer. */

@@ -36,22 +36,17 @@ final class RequestHeads {
     return followed;
   }
 
-  /**
-   * Reads the next bytes of the connection.
-   *
-   * @return the index in {@code bytes} right after the end of a head without a body, or -1 when
-   *     {@code bytes} end inside a head, or heads are no longer followed
-   */
-  int endOfBodilessHead(ByteString bytes) {
+  /** Reads the next bytes of the connection. */
+  void follow(ByteString bytes) {
     if (!followed) {
-      return -1;
+      return;
     }
     for (int i = 0; i < bytes.length(); i++) {
       byte b = bytes.apply(i);
       matched = b == END[matched] ? matched + 1 : (b == '\r' ? 1 : 0);
       if (headLength == MAX_HEAD_BYTES) {
         followed = false;
-        return -1;
+        return;
       }
       if (headLength == head.length) {
         head = Arrays.copyOf(head, Math.min(2 * head.length, MAX_HEAD_BYTES));
@@ -63,12 +58,10 @@ final class RequestHeads {
         matched = 0;
         if (!bodiless) {
           followed = false;
-          return -1;
+          return;
         }
-        return i + 1;
       }
     }
-    return -1;
   }
 
   private static boolean isBodilessGet(String head) {

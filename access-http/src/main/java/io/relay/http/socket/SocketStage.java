@@ -205,7 +205,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     /** Pushes bytes read; under HTTP, tells the endpoint whether they end inside a request head. */
     private void deliver(ByteString bytes) {
       if (heads != null && heads.isFollowed()) {
-        heads.endOfBodilessHead(bytes);
+        heads.follow(bytes);
         endpoint.inHead(heads.inHead());
       }
       push(out, wrap.apply(bytes));
