@@ -71,10 +71,14 @@ final class Cors extends AllDirectives {
   }
 
   /**
-   * Every answer varies by Origin (a cache must not give one origin's answer to another); an
-   * allowed origin's may be read by its page, {@code X-Relay-Missing-Nodes} included.
+   * {@code response} to a request from {@code origin} as CORS has it: with CORS on, every answer
+   * varies by Origin (a cache must not give one origin's answer to another), and an allowed
+   * origin's may be read by its page, {@code X-Relay-Missing-Nodes} included.
    */
-  private HttpResponse mark(HttpResponse response, Optional<String> origin) {
+  HttpResponse mark(HttpResponse response, Optional<String> origin) {
+    if (origins.isEmpty()) {
+      return response;
+    }
     HttpResponse varied = response.addHeader(RawHeader.create("Vary", "Origin"));
     if (origin.isEmpty() || !allowed(origin.get())) {
       return varied;

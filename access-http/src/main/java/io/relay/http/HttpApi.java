@@ -2,7 +2,7 @@ package io.relay.http;
 
 import io.relay.RelayServices;
 import io.relay.http.log.WarningLimiter;
-import io.relay.http.socket.Upgrades;
+import io.relay.http.socket.OwnRequests;
 import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -12,7 +12,10 @@ import org.apache.pekko.http.javadsl.server.RejectionHandler;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.slf4j.LoggerFactory;
 
-/** Builds the node's two route trees: the access API and the WebSocket relay. */
+/**
+ * Builds the node's two route trees, the access API and the WebSocket relay, and the requests of
+ * each that plain ports answer from the node's own reading of request heads.
+ */
 public final class HttpApi extends AllDirectives {
   private final HttpSettings settings;
   private final RelayServices services;
@@ -21,6 +24,10 @@ public final class HttpApi extends AllDirectives {
   /** Unexpected failures of requests (500s): clients may find a way to cause them. */
   private final WarningLimiter errors;
   private final Admission admission;
+  private final AccessGuard guard;
+  private final SessionRoutes sessions;
+  private final Cors cors;
+  private final HttpResponse busy = Json.error(503, "the node is admitting as many clients as it can; retry");
 
   /**
    * @param draining whether the node is draining: the relay then refuses new connections with 503
@@ -46,6 +53,21 @@ public final class HttpApi extends AllDirectives {
             system,
             draining,
             errors);
+    TokenVerifier tokens =
+        new TokenVerifier(
+            settings, settings.tokenCacheSize(), services.metrics().tokensCached::inc, () -> System.currentTimeMillis() / 1000);
+    this.guard = new AccessGuard(tokens, errors);
+    this.sessions =
+        new SessionRoutes(
+            guard,
+            settings,
+            services.settings(),
+            services.codes(),
+            services.denyList(),
+            services.denyListStatus()::isRead,
+            services.metrics(),
+            system);
+    this.cors = new Cors(settings);
   }
 
   /**
@@ -53,22 +75,7 @@ public final class HttpApi extends AllDirectives {
    * configured origins ({@link Cors}).
    */
   public Route accessRoute() {
-    TokenVerifier tokens =
-        new TokenVerifier(
-            settings, settings.tokenCacheSize(), services.metrics().tokensCached::inc, () -> System.currentTimeMillis() / 1000);
-    AccessGuard guard = new AccessGuard(tokens, errors);
-    Route session =
-        new SessionRoutes(
-                guard,
-                settings,
-                services.settings(),
-                services.codes(),
-                services.denyList(),
-                services.denyListStatus()::isRead,
-                services.metrics(),
-                system)
-            .route();
-    HttpResponse busy = Json.error(503, "the node is admitting as many clients as it can; retry");
+    Route session = sessions.route();
     Route routes =
         concat(
             // only code requests count as admissions: /bids and /status stay open under a flood
@@ -89,7 +96,12 @@ public final class HttpApi extends AllDirectives {
                     services.settings().statusAnswerTimeout(),
                     system)
                 .route());
-    return new Cors(settings).wrap(routes.seal(jsonRejections(), jsonExceptions(guard)));
+    return cors.wrap(routes.seal(jsonRejections(), jsonExceptions(guard)));
+  }
+
+  /** The code requests of the access API on plain ports, answered as {@link #accessRoute} answers them. */
+  public OwnRequests accessRequests() {
+    return new SessionRequests(sessions, admissions, cors, busy);
   }
 
   /**
@@ -104,7 +116,7 @@ public final class HttpApi extends AllDirectives {
   }
 
   /** The WebSocket relay on the node's own request heads (plain ports), as {@link #relayRoute} answers. */
-  public Upgrades relayHandshake() {
+  public OwnRequests relayHandshake() {
     return new RelayHandshake(admission, admissions);
   }
 

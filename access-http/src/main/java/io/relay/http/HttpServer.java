@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import io.relay.http.log.ServerLog;
 import io.relay.http.socket.SocketServer;
-import io.relay.http.socket.Upgrades;
+import io.relay.http.socket.OwnRequests;
 import java.util.function.Supplier;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -29,9 +29,9 @@ public final class HttpServer {
   /**
    * Binds {@code route} on {@code host:port}.
    *
-   * @param upgrades for a port that serves only WebSocket upgrades (the relay): on plain HTTP the
-   *     node reads and answers each connection's request head itself with it, while over TLS Pekko
-   *     HTTP serves {@code route}, which answers the same; empty for a port Pekko HTTP serves
+   * @param own the requests the node answers from its own reading of their heads on plain HTTP
+   *     (the relay's upgrades, the access API's code requests), with no HTTP stream; over TLS, and
+   *     for the requests it does not take, Pekko HTTP serves {@code route}, which answers the same
    * @param tls the HTTPS context, or empty for plain HTTP
    * @param sockets what the node's plain-HTTP ports share (connection limit, counters)
    * @param terminationDeadline how long coordinated shutdown lets open requests finish
@@ -45,16 +45,12 @@ public final class HttpServer {
       String host,
       int port,
       Route route,
-      Optional<Upgrades> upgrades,
+      OwnRequests own,
       Optional<HttpsConnectionContext> tls,
       SocketServer.Limits sockets,
       Duration terminationDeadline,
       Duration logLimitInterval) {
-    Supplier<SocketServer> plain =
-        () ->
-            upgrades.isPresent()
-                ? SocketServer.bindUpgrades(system, host, port, upgrades.get(), sockets, logLimitInterval)
-                : SocketServer.bind(system, host, port, route, sockets, logLimitInterval);
+    Supplier<SocketServer> plain = () -> SocketServer.bind(system, host, port, route, own, sockets, logLimitInterval);
     return logged(
         system,
         name,

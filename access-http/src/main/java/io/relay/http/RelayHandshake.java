@@ -2,7 +2,7 @@ package io.relay.http;
 
 import io.relay.http.socket.PlainResponse;
 import io.relay.http.socket.RequestHead;
-import io.relay.http.socket.Upgrades;
+import io.relay.http.socket.OwnRequests;
 import io.relay.ws.Handshake;
 import java.net.InetSocketAddress;
 import java.util.Map;
@@ -16,7 +16,7 @@ import java.util.concurrent.CompletionStage;
  * no HTTP stream per connection. Refusals are a plain status with a one-line body, and close the
  * connection: the port serves one request per connection. Other paths get 404, other methods 405.
  */
-final class RelayHandshake implements Upgrades {
+final class RelayHandshake implements OwnRequests {
   private static final String PREFIX = "/session";
 
   private final Admission admission;
@@ -25,6 +25,18 @@ final class RelayHandshake implements Upgrades {
   RelayHandshake(Admission admission, AdmissionGate gate) {
     this.admission = admission;
     this.gate = gate;
+  }
+
+  /** Every request on a relay port is this class's to answer. */
+  @Override
+  public boolean takes(RequestHead head) {
+    return true;
+  }
+
+  /** A head the relay port cannot read is refused by the connection itself. */
+  @Override
+  public boolean handsOver() {
+    return false;
   }
 
   @Override
@@ -67,7 +79,7 @@ final class RelayHandshake implements Upgrades {
             (flow, failure) -> {
               gate.leave();
               return failure == null
-                  ? new Answer(Handshake.switching(key, protocol), flow)
+                  ? Answer.switching(Handshake.switching(key, protocol), flow)
                   : closing(admission.refusal(failure));
             });
   }

@@ -11,6 +11,7 @@ import io.relay.metrics.RelayMetrics;
 import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -19,7 +20,10 @@ import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
-/** {@code POST /session/{topic}}: exchanges a session token for a one-time relay URI. */
+/**
+ * {@code POST /session/{topic}}: exchanges a session token for a one-time relay URI. On plain
+ * access ports {@link SessionRequests} answers it with the same {@link #answer}, without the route.
+ */
 final class SessionRoutes extends AllDirectives {
   private static final int CODE_BYTES = 16;
 
@@ -63,9 +67,15 @@ final class SessionRoutes extends AllDirectives {
                             optionalHeaderValueByName(
                                 "Authorization",
                                 authorization ->
-                                    completeWithFuture(
-                                        guard.withScope(
-                                            authorization, null, claims -> issue(path, claims)))))));
+                                    completeWithFuture(answer(authorization, path))))));
+  }
+
+  /**
+   * The answer to a code request with {@code authorization} for {@code path} (what follows {@code
+   * /session}): the URI, or a JSON error; the stage never fails.
+   */
+  CompletionStage<HttpResponse> answer(Optional<String> authorization, String path) {
+    return guard.withScope(authorization, null, claims -> issue(path, claims));
   }
 
   private CompletionStage<HttpResponse> issue(String path, Claims claims) {

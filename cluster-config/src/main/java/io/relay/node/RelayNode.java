@@ -267,11 +267,11 @@ public final class RelayNode {
     registerSocketMetrics(state.metrics(), sockets);
     CompletionStage<InetSocketAddress> access =
         settings.node().runsAccess()
-            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), Optional.empty(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
+            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), api.accessRequests(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
             : CompletableFuture.completedFuture(null);
     CompletionStage<InetSocketAddress> relay =
         settings.node().runsRelay()
-            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), Optional.of(api.relayHandshake()), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
+            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), api.relayHandshake(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
             : CompletableFuture.completedFuture(null);
     access.thenAcceptBoth(relay, state::serversBound);
   }

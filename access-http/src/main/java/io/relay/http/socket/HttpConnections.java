@@ -1,7 +1,6 @@
 package io.relay.http.socket;
 
 import java.util.Optional;
-import java.util.function.Consumer;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.event.LoggingAdapter;
 import org.apache.pekko.http.javadsl.Http;
@@ -11,13 +10,15 @@ import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.stream.TLSProtocol;
 import org.apache.pekko.stream.javadsl.BidiFlow;
 import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.util.ByteString;
 
 /**
  * How a {@link SocketServer} port serves a route: Pekko HTTP's server layer (request parsing,
  * response rendering, keep-alive, the WebSocket upgrade) materialised per connection over the
- * connection's {@link SocketStage}, on the actor system's dispatcher.
+ * connection's {@link SocketStage}, on the actor system's dispatcher: from the connection's first
+ * byte, or from the first request the node did not answer itself ({@link RequestConnection}).
  */
-final class HttpConnections implements Consumer<SocketEndpoint> {
+final class HttpConnections {
   private final SocketServer server;
   private final Flow<HttpRequest, HttpResponse, NotUsed> handler;
   /**
@@ -32,14 +33,14 @@ final class HttpConnections implements Consumer<SocketEndpoint> {
     this.layer = Http.get(server.system()).serverLayer(server.settings(), Optional.empty(), log);
   }
 
-  @Override
-  public void accept(SocketEndpoint endpoint) {
-    server.system().executionContext().execute(() -> materialize(endpoint));
+  /** Serves {@code endpoint}'s connection, reading {@code unread} (bytes the node read already) first. */
+  void serve(SocketEndpoint endpoint, ByteString unread) {
+    server.system().executionContext().execute(() -> materialize(endpoint, unread));
   }
 
-  private void materialize(SocketEndpoint endpoint) {
+  private void materialize(SocketEndpoint endpoint, ByteString unread) {
     try {
-      handler.join(layer.join(Flow.fromGraph(SocketStage.http(endpoint, server.writeBufferBytes())))).run(server.materializer());
+      handler.join(layer.join(Flow.fromGraph(SocketStage.http(endpoint, server.writeBufferBytes(), unread)))).run(server.materializer());
     } catch (RuntimeException e) {
       server.warnings().warn("could not start serving a connection", e);
       endpoint.close();

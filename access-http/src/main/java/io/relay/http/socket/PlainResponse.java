@@ -7,27 +7,40 @@ import java.time.format.DateTimeFormatter;
 import java.util.Map;
 
 /**
- * A response with a one-line plain-text body that closes its connection ({@code Connection:
- * close}): how a port that serves only upgrades refuses a request.
+ * The bytes of a response the node writes itself, without Pekko HTTP's renderer: a refusal with a
+ * one-line plain-text body that closes its connection ({@code Connection: close}), as a port that
+ * answers its requests itself sends it, or any response with its body and content type.
  */
 public final class PlainResponse {
   private PlainResponse() {}
 
-  /** The response {@code status} with body {@code line} and a newline, and {@code headers}. */
+  /** The response {@code status} with body {@code line} and a newline, and {@code headers}; it closes the connection. */
   public static byte[] render(int status, String line, Map<String, String> headers) {
-    byte[] body = (line + "\n").getBytes(StandardCharsets.UTF_8);
+    return render(
+        status, reason(status), headers.entrySet(), "text/plain; charset=UTF-8", (line + "\n").getBytes(StandardCharsets.UTF_8), true);
+  }
+
+  /**
+   * The response {@code status} with its {@code reason} phrase, {@code headers}, and {@code body}
+   * of {@code contentType}; {@code close} adds {@code Connection: close}.
+   */
+  public static byte[] render(
+      int status, String reason, Iterable<Map.Entry<String, String>> headers, String contentType, byte[] body, boolean close) {
     StringBuilder head =
-        new StringBuilder(192)
+        new StringBuilder(256)
             .append("HTTP/1.1 ")
             .append(status)
             .append(' ')
-            .append(reason(status))
+            .append(reason)
             .append("\r\nDate: ")
             .append(DateTimeFormatter.RFC_1123_DATE_TIME.format(ZonedDateTime.now(ZoneOffset.UTC)))
-            .append("\r\nConnection: close\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: ")
+            .append(close ? "\r\nConnection: close" : "")
+            .append("\r\nContent-Type: ")
+            .append(contentType)
+            .append("\r\nContent-Length: ")
             .append(body.length)
             .append("\r\n");
-    headers.forEach((name, value) -> head.append(name).append(": ").append(value).append("\r\n"));
+    headers.forEach(header -> head.append(header.getKey()).append(": ").append(header.getValue()).append("\r\n"));
     head.append("\r\n");
     byte[] headBytes = head.toString().getBytes(StandardCharsets.ISO_8859_1);
     byte[] response = new byte[headBytes.length + body.length];

@@ -265,6 +265,27 @@ public final class RequestHead {
     return joined;
   }
 
+  /**
+   * Whether the client lets the connection carry its next request after the answer: HTTP/1.1
+   * without a {@code close} option in {@code Connection} (RFC 9112 section 9.3). An HTTP/1.0
+   * client's connection is closed after the answer.
+   */
+  public boolean keepAlive() {
+    if (!version.equals("HTTP/1.1")) {
+      return false;
+    }
+    String connection = header("Connection");
+    if (connection == null) {
+      return true;
+    }
+    for (String option : connection.split(",")) {
+      if (option.strip().equalsIgnoreCase("close")) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** How many fields named {@code name} (case-insensitive) the head has. */
   public int count(String name) {
     int n = 0;

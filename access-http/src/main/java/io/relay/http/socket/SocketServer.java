@@ -36,17 +36,18 @@ import org.slf4j.LoggerFactory;
 import scala.concurrent.duration.FiniteDuration;
 
 /**
- * A plain-HTTP server on the node's own sockets, in one of two ways: a Pekko HTTP route, with
- * Pekko HTTP's server layer (request parsing, response rendering, keep-alive) over a {@link
- * SocketStage} per connection instead of Pekko's TCP actors ({@link #bind}, the access API); or a
- * port that serves only protocol upgrades, whose request heads the node reads and answers itself
- * before the connection's one stream, the protocol's, starts ({@link #bindUpgrades}, the relay).
+ * A plain-HTTP server on the node's own sockets: the node reads each connection's request heads
+ * itself and answers the requests it serves without any stream ({@link OwnRequests}: the relay's
+ * upgrades, the access API's code requests), switching an upgraded connection to its protocol's
+ * stream; every other request is served by a Pekko HTTP route, with Pekko HTTP's server layer
+ * (request parsing, response rendering, keep-alive) over a {@link SocketStage} per connection
+ * instead of Pekko's TCP actors ({@link #bind}).
  *
  * <p>Why: with Pekko's TCP, every read and write of a connection passes through a connection
  * actor and back (data, then an ack or "resume reading"), several hand-overs per relayed frame on
  * a machine with one dispatcher thread per core. Here a connection's stream reads and writes its
  * socket itself; one selector thread only reports sockets that turned readable or writable. And a
- * WebSocket admitted on an upgrades port costs no HTTP stream at all: no parser, renderer and
+ * code request or a WebSocket admitted costs no HTTP stream at all: no parser, renderer and
  * server graph materialised, started and torn down per connection.
  *
  * <p>Accepting stops while the node holds {@code relay.max-connections} (all its plain-HTTP ports
@@ -149,34 +150,36 @@ public final class SocketServer {
   }
 
   /**
-   * Binds {@code host:port} for {@code route} (Pekko HTTP's server layer per connection) and
-   * starts accepting, within the node's shared {@code limits}.
+   * Binds {@code host:port} for {@code route}, Pekko HTTP's server layer serving every connection,
+   * and starts accepting, within the node's shared {@code limits}.
    *
    * @param logLimitInterval warnings about connections and requests (Pekko HTTP's among them) are
    *     logged once of a kind per this interval and counted otherwise
    */
   public static SocketServer bind(
       ActorSystem<?> system, String host, int port, Route route, Limits limits, Duration logLimitInterval) {
-    return start(
-        system,
-        new InetSocketAddress(host, port),
-        server -> new HttpConnections(server, route, ServerLog.start(system, logLimitInterval)),
-        limits,
-        logLimitInterval);
+    return bind(system, host, port, route, null, limits, logLimitInterval);
   }
 
   /**
-   * Binds {@code host:port} for a port that serves only protocol upgrades, one request per
-   * connection, answered by {@code upgrades} from the node's own reading of the request head
-   * ({@link HandshakeConnection}): no HTTP stream runs for a connection, only the protocol it
-   * switches to.
+   * Binds {@code host:port}: each connection's requests are read by the node and those that
+   * {@code own} takes are answered by it ({@link RequestConnection}), with no HTTP stream; {@code
+   * route}, under Pekko HTTP's server layer, serves the rest of a connection from the first request
+   * {@code own} does not take (if {@code own} {@link OwnRequests#handsOver hands over}; null: every
+   * connection).
    */
-  public static SocketServer bindUpgrades(
-      ActorSystem<?> system, String host, int port, Upgrades upgrades, Limits limits, Duration logLimitInterval) {
+  public static SocketServer bind(
+      ActorSystem<?> system, String host, int port, Route route, OwnRequests own, Limits limits, Duration logLimitInterval) {
     return start(
         system,
         new InetSocketAddress(host, port),
-        server -> endpoint -> new HandshakeConnection(endpoint, upgrades, server.warnings, limits.counters()).start(),
+        server -> {
+          HttpConnections http =
+              own == null || own.handsOver() ? new HttpConnections(server, route, ServerLog.start(system, logLimitInterval)) : null;
+          return own == null
+              ? endpoint -> http.serve(endpoint, ByteString.emptyByteString())
+              : endpoint -> new RequestConnection(endpoint, own, http, server.warnings, limits.counters()).start();
+        },
         limits,
         logLimitInterval);
   }

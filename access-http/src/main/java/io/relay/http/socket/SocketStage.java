@@ -73,7 +73,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private final boolean http;
   /** Bytes to write first: the response that switched the connection to its protocol. */
   private final ByteString unwritten;
-  /** Bytes to push first: what the client sent after its request head. */
+  /** Bytes to push first: what the client sent that the node read before the stage started. */
   private final ByteString unread;
 
   private SocketStage(
@@ -93,9 +93,9 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     this.unread = unread;
   }
 
-  /** The stage under Pekko HTTP's server layer. */
+  /** The stage under Pekko HTTP's server layer, pushing {@code unread} before it reads the socket. */
   static SocketStage<TLSProtocol.SslTlsOutbound, TLSProtocol.SslTlsInbound> http(
-      SocketEndpoint endpoint, int writeBufferBytes) {
+      SocketEndpoint endpoint, int writeBufferBytes, ByteString unread) {
     return new SocketStage<>(
         endpoint,
         writeBufferBytes,
@@ -103,7 +103,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         bytes -> new TLSProtocol.SessionBytes(NO_TLS, bytes),
         true,
         ByteString.emptyByteString(),
-        ByteString.emptyByteString());
+        unread);
   }
 
   /**
