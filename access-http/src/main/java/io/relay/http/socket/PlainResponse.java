@@ -1,9 +1,10 @@
 package io.relay.http.socket;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.time.ZoneOffset;
-import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -12,6 +13,10 @@ import java.util.Map;
  * answers its requests itself sends it, or any response with its body and content type.
  */
 public final class PlainResponse {
+  /** RFC 9110 section 5.6.7's IMF-fixdate ({@code Sun, 06 Nov 1994 08:49:37 GMT}). */
+  private static final DateTimeFormatter IMF_FIXDATE =
+      DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US).withZone(ZoneOffset.UTC);
+
   private PlainResponse() {}
 
   /** The response {@code status} with body {@code line} and a newline, and {@code headers}; it closes the connection. */
@@ -33,7 +38,7 @@ public final class PlainResponse {
             .append(' ')
             .append(reason)
             .append("\r\nDate: ")
-            .append(DateTimeFormatter.RFC_1123_DATE_TIME.format(ZonedDateTime.now(ZoneOffset.UTC)))
+            .append(IMF_FIXDATE.format(Instant.now()))
             .append(close ? "\r\nConnection: close" : "")
             .append("\r\nContent-Type: ")
             .append(contentType)

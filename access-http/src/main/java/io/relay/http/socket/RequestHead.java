@@ -88,7 +88,7 @@ public final class RequestHead {
   }
 
   /** Parses the head in {@code bytes[0, length)}, which a {@link Scanner} found to end there. */
-  static RequestHead parse(byte[] bytes, int length) throws Malformed {
+  public static RequestHead parse(byte[] bytes, int length) throws Malformed {
     List<String> lines = lines(bytes, length);
     String[] requestLine = lines.get(0).split(" ", -1);
     if (requestLine.length != 3) {

@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -144,7 +142,7 @@ class SocketServerTest extends AllDirectives {
     try (Socket socket = connect()) {
       assertAnswersHello(socket);
       long start = System.nanoTime();
-      assertClosedByServer(socket);
+      RawResponse.assertClosedByServer(socket);
       assertTrue(System.nanoTime() - start >= Duration.ofMillis(900).toNanos(), "closed before the idle timeout");
     }
   }
@@ -155,9 +153,9 @@ class SocketServerTest extends AllDirectives {
     try (Socket slow = connect(); Socket silent = connect()) {
       long start = System.nanoTime();
       send(slow, "GET /hello HTTP/1.1\r\nHo");
-      assertClosedByServer(slow);
+      RawResponse.assertClosedByServer(slow);
       assertTrue(System.nanoTime() - start >= Duration.ofMillis(900).toNanos(), "closed before the header timeout");
-      assertClosedByServer(silent);
+      RawResponse.assertClosedByServer(silent);
     }
     try (Socket quick = connect()) {
       assertAnswersHello(quick);
@@ -193,7 +191,7 @@ class SocketServerTest extends AllDirectives {
     try (Socket socket = connect()) {
       assertAnswersHello(socket);
       server.terminate(Duration.ofMillis(300)).toCompletableFuture().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
-      assertClosedByServer(socket);
+      RawResponse.assertClosedByServer(socket);
       assertEquals(0, server.openConnections());
     }
   }
@@ -258,37 +256,12 @@ class SocketServerTest extends AllDirectives {
   }
 
   private static byte[] bodyBytes(Socket socket) throws IOException {
-    InputStream in = socket.getInputStream();
-    ByteArrayOutputStream head = new ByteArrayOutputStream();
-    while (!head.toString(StandardCharsets.US_ASCII).endsWith("\r\n\r\n")) {
-      int b = in.read();
-      if (b < 0) {
-        throw new IOException("connection closed inside the response head: " + head);
-      }
-      head.write(b);
-    }
-    String text = head.toString(StandardCharsets.US_ASCII);
-    assertTrue(text.startsWith("HTTP/1.1 200"), text);
-    int length = -1;
-    for (String line : text.split("\r\n")) {
-      if (line.toLowerCase().startsWith("content-length:")) {
-        length = Integer.parseInt(line.substring(15).trim());
-      }
-    }
-    assertTrue(length >= 0, "no Content-Length in " + text);
-    return in.readNBytes(length);
+    RawResponse response = RawResponse.read(socket);
+    assertEquals(200, response.status(), response.head());
+    return response.body();
   }
 
-  /** The server closed the connection (end of stream or a reset) before the read's deadline. */
-  private static void assertClosedByServer(Socket socket) throws IOException {
-    try {
-      assertEquals(-1, socket.getInputStream().read(), "the server sent bytes instead of closing");
-    } catch (SocketTimeoutException e) {
-      throw new AssertionError("the server did not close the connection within " + DEADLINE, e);
-    } catch (java.net.SocketException reset) {
-      // a reset is a close too
-    }
-  }
+
 
   private static byte[] pattern(int size) {
     byte[] bytes = new byte[size];
