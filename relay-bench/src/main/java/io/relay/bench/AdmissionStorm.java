@@ -1,25 +1,24 @@
 package io.relay.bench;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.net.Socket;
+import java.net.StandardSocketOptions;
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -29,17 +28,23 @@ import java.util.regex.Pattern;
  * fresh one for the WebSocket upgrade to the URI it was given; the upgraded connections stay open
  * until the storm is over, as reconnected clients do. Topics have one writer and two readers.
  *
- * <p>Closed loop ({@code rate} 0): {@code concurrency} clients admit participants back to back, as
- * fast as the server lets them. Open loop: participants are started at {@code rate} per second
- * (at most {@code concurrency} at once); each latency counts from the moment its participant was
- * due, so a server that falls behind is charged for the wait. Access requests go round-robin over
- * the given access URLs (the nodes of a cluster); the upgrade goes where the returned URI points
- * (the node itself, or the ingress that hashes the topic onto a node).
+ * <p>One thread drives every participant over non-blocking sockets (a selector and a state
+ * machine per participant), so the generator's own cost per admission is a few system calls and
+ * two small parses: it shares the machine's cores with the server.
+ *
+ * <p>Closed loop ({@code rate} 0): {@code concurrency} participants are being admitted at any
+ * time, each started as another finishes, as fast as the server lets them. Open loop:
+ * participants are started at {@code rate} per second (at most {@code concurrency} at once); each
+ * latency counts from the moment its participant was due, so a server that falls behind is
+ * charged for the wait. Access requests go round-robin over the given access URLs (the nodes of a
+ * cluster); the upgrade goes where the returned URI points (the node itself, or the ingress that
+ * hashes the topic onto a node).
  */
 final class AdmissionStorm {
-  private static final int TIMEOUT_MILLIS = 30_000;
+  private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(30);
   private static final Pattern URI_FIELD = Pattern.compile("\"uri\"\\s*:\\s*\"([^\"]+)\"");
   private static final int PARTICIPANTS_PER_TOPIC = 3;
+  private static final byte[] HEAD_END = {'\r', '\n', '\r', '\n'};
 
   private final List<URI> access;
   private final Endpoints.Relay tokens;
@@ -49,8 +54,12 @@ final class AdmissionStorm {
   private final LatencyHistogram post = new LatencyHistogram();
   private final LatencyHistogram upgrade = new LatencyHistogram();
   private final LatencyHistogram admission = new LatencyHistogram();
-  private final Map<String, AtomicInteger> failures = new ConcurrentHashMap<>();
-  private final List<Socket> admitted = new ArrayList<>();
+  private final Map<String, Integer> failures = new TreeMap<>();
+  private final List<SocketChannel> admitted = new ArrayList<>();
+  private final Set<Participant> inFlight = new HashSet<>();
+  private String[] writerTokens;
+  private String[] readerTokens;
+  private long lastDone;
 
   /**
    * One storm: access requests round-robin over {@code access}, tokens minted by {@code tokens}.
@@ -66,204 +75,251 @@ final class AdmissionStorm {
     this.runId = Long.toString(issuedAt % 100_000_000L, 36);
   }
 
-  Map<String, Object> run(int participants, int concurrency, double rate, ServerProbe probe) throws InterruptedException {
-    String[] writerTokens = new String[(participants + PARTICIPANTS_PER_TOPIC - 1) / PARTICIPANTS_PER_TOPIC];
-    String[] readerTokens = new String[writerTokens.length];
+  Map<String, Object> run(int participants, int concurrency, double rate, ServerProbe probe) throws IOException {
+    writerTokens = new String[(participants + PARTICIPANTS_PER_TOPIC - 1) / PARTICIPANTS_PER_TOPIC];
+    readerTokens = new String[writerTokens.length];
     for (int t = 0; t < writerTokens.length; t++) {
       writerTokens[t] = tokens.token(topic(t), Endpoints.Role.WRITER, issuedAt);
       readerTokens[t] = tokens.token(topic(t), Endpoints.Role.READER, issuedAt);
     }
-    AtomicInteger next = new AtomicInteger();
-    AtomicLong lastDone = new AtomicLong();
-    ExecutorService clients = Executors.newFixedThreadPool(concurrency);
     double cpu0 = probe.cpuSeconds();
     double self0 = ServerProbe.selfCpuSeconds();
     long t0 = System.nanoTime();
-    for (int c = 0; c < concurrency; c++) {
-      clients.execute(
-          () -> {
-            LatencyHistogram myPost = new LatencyHistogram();
-            LatencyHistogram myUpgrade = new LatencyHistogram();
-            LatencyHistogram myAdmission = new LatencyHistogram();
-            for (int i = next.getAndIncrement(); i < participants; i = next.getAndIncrement()) {
-              long due = rate > 0 ? t0 + (long) (i * 1e9 / rate) : System.nanoTime();
-              waitUntil(due);
-              int t = i / PARTICIPANTS_PER_TOPIC;
-              String token = i % PARTICIPANTS_PER_TOPIC == 0 ? writerTokens[t] : readerTokens[t];
-              try {
-                URI uri = post(access.get(i % access.size()), topic(t), token);
-                long posted = System.nanoTime();
-                myPost.record(posted - due);
-                Socket socket = upgrade(uri);
-                long done = System.nanoTime();
-                myUpgrade.record(done - posted);
-                myAdmission.record(done - due);
-                lastDone.accumulateAndGet(done, Math::max);
-                synchronized (admitted) {
-                  admitted.add(socket);
-                }
-              } catch (Refused e) {
-                failures.computeIfAbsent(e.getMessage(), k -> new AtomicInteger()).incrementAndGet();
-              } catch (IOException e) {
-                failures.computeIfAbsent(e.getClass().getSimpleName(), k -> new AtomicInteger()).incrementAndGet();
-              }
+    long limit = t0 + TimeUnit.SECONDS.toNanos(participants * 2L + 60);
+    try (Selector selector = Selector.open()) {
+      int started = 0;
+      long lastSweep = t0;
+      while (started < participants || !inFlight.isEmpty()) {
+        long now = System.nanoTime();
+        if (now > limit) {
+          throw new IllegalStateException("the storm did not end within " + TimeUnit.NANOSECONDS.toSeconds(limit - t0) + " s");
+        }
+        while (started < participants && inFlight.size() < concurrency) {
+          long due = rate > 0 ? t0 + (long) (started * 1e9 / rate) : now;
+          if (due > now) {
+            break;
+          }
+          start(selector, started++, due);
+        }
+        long wait = 100;
+        if (rate > 0 && started < participants && inFlight.size() < concurrency) {
+          wait = Math.max(1, TimeUnit.NANOSECONDS.toMillis(t0 + (long) (started * 1e9 / rate) - System.nanoTime()));
+        }
+        selector.select(key -> ((Participant) key.attachment()).onReady(key), wait);
+        if (now - lastSweep > TimeUnit.SECONDS.toNanos(1)) {
+          lastSweep = now;
+          for (Participant p : new ArrayList<>(inFlight)) {
+            if (now - p.due > TIMEOUT_NANOS) {
+              p.fail("timeout");
             }
-            synchronized (this) {
-              post.add(myPost);
-              upgrade.add(myUpgrade);
-              admission.add(myAdmission);
-            }
-          });
+          }
+        }
+      }
     }
-    clients.shutdown();
-    long limit = participants * 2L + 60;
-    if (!clients.awaitTermination(limit, TimeUnit.SECONDS)) {
-      clients.shutdownNow();
-      throw new IllegalStateException("the storm did not end within " + limit + " s");
-    }
-    double seconds = (Math.max(lastDone.get(), t0) - t0) / 1e9;
+    double seconds = (Math.max(lastDone, t0) - t0) / 1e9;
     double cpu = probe.cpuSeconds() - cpu0;
     double self = ServerProbe.selfCpuSeconds() - self0;
-    closeAdmitted();
-    synchronized (this) {
-      long count = admission.count();
-      Map<String, Object> r = new LinkedHashMap<>();
-      r.put("participants", participants);
-      r.put("concurrency", concurrency);
-      r.put("offeredPerS", rate);
-      r.put("accessUrls", access.size());
-      r.put("admitted", count);
-      Map<String, Integer> failed = new TreeMap<>();
-      failures.forEach((k, v) -> failed.put(k, v.get()));
-      r.put("failures", failed);
-      r.put("seconds", BenchRun.round(seconds, 2));
-      r.put("admittedPerS", BenchRun.round(count / Math.max(seconds, 1e-9), 1));
-      r.put("postP50Ms", BenchRun.ms(post.quantile(0.5)));
-      r.put("postP99Ms", BenchRun.ms(post.quantile(0.99)));
-      r.put("upgradeP50Ms", BenchRun.ms(upgrade.quantile(0.5)));
-      r.put("upgradeP99Ms", BenchRun.ms(upgrade.quantile(0.99)));
-      r.put("admissionP50Ms", BenchRun.ms(admission.quantile(0.5)));
-      r.put("admissionP99Ms", BenchRun.ms(admission.quantile(0.99)));
-      r.put("admissionMaxMs", BenchRun.ms(admission.max()));
-      r.put("serverCpuSeconds", BenchRun.round(cpu, 2));
-      r.put("serverCpuMsPerAdmission", count == 0 ? -1 : BenchRun.round(1000 * cpu / count, 3));
-      r.put("generatorCpuMsPerAdmission", count == 0 ? -1 : BenchRun.round(1000 * self / count, 3));
-      return r;
-    }
+    admitted.forEach(AdmissionStorm::closeQuietly);
+    long count = admission.count();
+    Map<String, Object> r = new LinkedHashMap<>();
+    r.put("participants", participants);
+    r.put("concurrency", concurrency);
+    r.put("offeredPerS", rate);
+    r.put("accessUrls", access.size());
+    r.put("admitted", count);
+    r.put("failures", failures);
+    r.put("seconds", BenchRun.round(seconds, 2));
+    r.put("admittedPerS", BenchRun.round(count / Math.max(seconds, 1e-9), 1));
+    r.put("postP50Ms", BenchRun.ms(post.quantile(0.5)));
+    r.put("postP99Ms", BenchRun.ms(post.quantile(0.99)));
+    r.put("upgradeP50Ms", BenchRun.ms(upgrade.quantile(0.5)));
+    r.put("upgradeP99Ms", BenchRun.ms(upgrade.quantile(0.99)));
+    r.put("admissionP50Ms", BenchRun.ms(admission.quantile(0.5)));
+    r.put("admissionP99Ms", BenchRun.ms(admission.quantile(0.99)));
+    r.put("admissionMaxMs", BenchRun.ms(admission.max()));
+    r.put("serverCpuSeconds", BenchRun.round(cpu, 2));
+    r.put("serverCpuMsPerAdmission", count == 0 ? -1 : BenchRun.round(1000 * cpu / count, 3));
+    r.put("generatorCpuMsPerAdmission", count == 0 ? -1 : BenchRun.round(1000 * self / count, 3));
+    return r;
   }
 
-  private void closeAdmitted() {
-    synchronized (admitted) {
-      admitted.forEach(AdmissionStorm::closeQuietly);
-    }
+  private void start(Selector selector, int i, long due) {
+    int t = i / PARTICIPANTS_PER_TOPIC;
+    String token = i % PARTICIPANTS_PER_TOPIC == 0 ? writerTokens[t] : readerTokens[t];
+    URI target = access.get(i % access.size());
+    String request =
+        "POST /session/" + topic(t) + " HTTP/1.1\r\nHost: " + target.getHost() + ":" + target.getPort()
+            + "\r\nAuthorization: " + token + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    Participant p = new Participant(selector, due);
+    inFlight.add(p);
+    p.open(target, request, Phase.POST);
   }
 
   private String topic(int t) {
     return "storm-" + runId + "-" + t;
   }
 
-  /** A fresh connection for POST /session/{topic}; the relay URI from the answer. */
-  private static URI post(URI access, String topic, String token) throws IOException {
-    try (Socket socket = open(access.getHost(), access.getPort())) {
-      String request =
-          "POST /session/" + topic + " HTTP/1.1\r\nHost: " + access.getHost() + ":" + access.getPort()
-              + "\r\nAuthorization: " + token + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-      socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
-      String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      int status = status(response);
-      Matcher m = URI_FIELD.matcher(response);
-      if (status != 200 || !m.find()) {
-        throw new Refused("POST " + status);
-      }
-      return URI.create(m.group(1));
-    }
+  private enum Phase {
+    POST,
+    UPGRADE
   }
 
-  /** A fresh connection upgraded to a WebSocket; kept open. */
-  private static Socket upgrade(URI uri) throws IOException {
-    Socket socket = open(uri.getHost(), uri.getPort());
-    try {
-      byte[] key = new byte[16];
-      ThreadLocalRandom.current().nextBytes(key);
-      String request =
-          "GET " + uri.getRawPath() + "?" + uri.getRawQuery() + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
-              + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
-              + Base64.getEncoder().encodeToString(key) + "\r\n\r\n";
-      socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
-      int status = status(head(socket.getInputStream()));
-      if (status != 101) {
-        throw new Refused("upgrade " + status);
-      }
-      return socket;
-    } catch (IOException | RuntimeException e) {
-      closeQuietly(socket);
-      throw e;
-    }
-  }
+  /** One participant: its POST's connection, then its upgrade's, each connected, written and read without blocking. */
+  private final class Participant {
+    private final Selector selector;
+    final long due;
+    private long posted;
+    private Phase phase;
+    private SocketChannel channel;
+    private ByteBuffer out;
+    private ByteBuffer in = ByteBuffer.allocate(1024);
 
-  private static Socket open(String host, int port) throws IOException {
-    Socket socket = new Socket();
-    try {
-      socket.setTcpNoDelay(true);
-      socket.setSoTimeout(TIMEOUT_MILLIS);
-      socket.connect(new InetSocketAddress(host, port), TIMEOUT_MILLIS);
-      return socket;
-    } catch (IOException e) {
-      closeQuietly(socket);
-      throw e;
+    Participant(Selector selector, long due) {
+      this.selector = selector;
+      this.due = due;
     }
-  }
 
-  /** The response head, up to and including the blank line. */
-  private static String head(InputStream in) throws IOException {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
-    int matched = 0;
-    while (matched < 4) {
-      int b = in.read();
-      if (b < 0) {
-        break;
-      }
-      bytes.write(b);
-      matched = (b == (matched % 2 == 0 ? '\r' : '\n')) ? matched + 1 : (b == '\r' ? 1 : 0);
-    }
-    return bytes.toString(StandardCharsets.ISO_8859_1);
-  }
-
-  private static int status(String response) {
-    if (response.length() < 12 || !response.startsWith("HTTP/1.1 ")) {
-      return -1;
-    }
-    try {
-      return Integer.parseInt(response.substring(9, 12));
-    } catch (NumberFormatException e) {
-      return -1;
-    }
-  }
-
-  private static void waitUntil(long due) {
-    long wait;
-    while ((wait = due - System.nanoTime()) > 0) {
+    void open(URI target, String request, Phase next) {
+      phase = next;
+      out = ByteBuffer.wrap(request.getBytes(StandardCharsets.US_ASCII));
+      in.clear();
       try {
-        TimeUnit.NANOSECONDS.sleep(wait);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+        channel = SocketChannel.open();
+        channel.configureBlocking(false);
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        if (channel.connect(new InetSocketAddress(target.getHost(), target.getPort()))) {
+          channel.register(selector, 0, this);
+          write();
+        } else {
+          channel.register(selector, SelectionKey.OP_CONNECT, this);
+        }
+      } catch (IOException e) {
+        fail(e.getClass().getSimpleName());
+      }
+    }
+
+    void onReady(SelectionKey key) {
+      try {
+        if (key.isConnectable()) {
+          channel.finishConnect();
+          write();
+        } else if (key.isWritable()) {
+          write();
+        } else if (key.isReadable()) {
+          read();
+        }
+      } catch (IOException e) {
+        fail(e.getClass().getSimpleName());
+      }
+    }
+
+    private void write() throws IOException {
+      channel.write(out);
+      channel.keyFor(selector).interestOps(out.hasRemaining() ? SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+    }
+
+    private void read() throws IOException {
+      if (!in.hasRemaining()) {
+        in = ByteBuffer.allocate(in.capacity() * 2).put(in.flip());
+      }
+      int n = channel.read(in);
+      int headEnd = headEnd();
+      if (phase == Phase.POST) {
+        int length = headEnd < 0 ? -1 : contentLength(headEnd);
+        if (headEnd >= 0 && length >= 0 && in.position() >= headEnd + length) {
+          posted(headEnd, length);
+        } else if (n < 0) {
+          fail(headEnd < 0 ? "POST closed" : "POST " + status());
+        }
+      } else if (headEnd >= 0) {
+        upgraded();
+      } else if (n < 0) {
+        fail("upgrade closed");
+      }
+    }
+
+    private void posted(int headEnd, int length) {
+      int status = status();
+      closeQuietly(channel);
+      Matcher m = URI_FIELD.matcher(new String(in.array(), headEnd, length, StandardCharsets.UTF_8));
+      if (status != 200 || !m.find()) {
+        fail("POST " + status);
         return;
       }
+      posted = System.nanoTime();
+      post.record(posted - due);
+      URI uri = URI.create(m.group(1));
+      byte[] key = new byte[16];
+      ThreadLocalRandom.current().nextBytes(key);
+      open(
+          uri,
+          "GET " + uri.getRawPath() + "?" + uri.getRawQuery() + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
+              + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
+              + Base64.getEncoder().encodeToString(key) + "\r\n\r\n",
+          Phase.UPGRADE);
+    }
+
+    private void upgraded() {
+      int status = status();
+      if (status != 101) {
+        fail("upgrade " + status);
+        return;
+      }
+      long done = System.nanoTime();
+      upgrade.record(done - posted);
+      admission.record(done - due);
+      lastDone = Math.max(lastDone, done);
+      channel.keyFor(selector).interestOps(0);
+      admitted.add(channel);
+      inFlight.remove(this);
+    }
+
+    void fail(String what) {
+      failures.merge(what, 1, Integer::sum);
+      closeQuietly(channel);
+      inFlight.remove(this);
+    }
+
+    /** Where the response head ends in what was read, or -1. */
+    private int headEnd() {
+      byte[] bytes = in.array();
+      for (int i = 0; i + 3 < in.position(); i++) {
+        if (bytes[i] == HEAD_END[0] && bytes[i + 1] == HEAD_END[1] && bytes[i + 2] == HEAD_END[2] && bytes[i + 3] == HEAD_END[3]) {
+          return i + 4;
+        }
+      }
+      return -1;
+    }
+
+    private int contentLength(int headEnd) {
+      for (String line : new String(in.array(), 0, headEnd, StandardCharsets.ISO_8859_1).split("\r\n")) {
+        if (line.regionMatches(true, 0, "Content-Length:", 0, 15)) {
+          return Integer.parseInt(line.substring(15).trim());
+        }
+      }
+      return -1;
+    }
+
+    private int status() {
+      String head = new String(in.array(), 0, Math.min(in.position(), 12), StandardCharsets.ISO_8859_1);
+      if (head.length() < 12 || !head.startsWith("HTTP/1.1 ")) {
+        return -1;
+      }
+      try {
+        return Integer.parseInt(head.substring(9, 12));
+      } catch (NumberFormatException e) {
+        return -1;
+      }
     }
   }
 
-  private static void closeQuietly(Socket socket) {
+  private static void closeQuietly(SocketChannel channel) {
     try {
-      socket.close();
+      if (channel != null) {
+        channel.close();
+      }
     } catch (IOException e) {
       // closing a connection the storm is done with
-    }
-  }
-
-  /** A request the server answered with something other than success: counted by its status. */
-  private static final class Refused extends IOException {
-    Refused(String what) {
-      super(what);
     }
   }
 }
