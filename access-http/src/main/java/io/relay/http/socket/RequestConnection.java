@@ -106,8 +106,7 @@ final class RequestConnection implements IntConsumer {
         }
         int n = endpoint.channel().read(ByteBuffer.wrap(buffer, length, buffer.length - length));
         if (n < 0) {
-          state = State.DONE;
-          endpoint.close();
+          end();
           return;
         }
         if (n == 0) {
@@ -282,8 +281,7 @@ final class RequestConnection implements IntConsumer {
         scratch.clear();
         int n = endpoint.channel().read(scratch);
         if (n < 0 || (discarded += n) > MAX_DISCARDED) {
-          state = State.DONE;
-          endpoint.close();
+          end();
           return;
         }
         if (n == 0) {
@@ -292,8 +290,13 @@ final class RequestConnection implements IntConsumer {
         }
       }
     } catch (IOException e) {
-      state = State.DONE;
-      endpoint.close();
+      end();
     }
+  }
+
+  /** Closes the connection: the peer closed its side, or lingering is over. */
+  private void end() {
+    state = State.DONE;
+    endpoint.close();
   }
 }
