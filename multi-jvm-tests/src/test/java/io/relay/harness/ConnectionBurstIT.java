@@ -33,7 +33,7 @@ class ConnectionBurstIT {
   private static final boolean FULL = "full".equals(System.getProperty("attack.scale"));
   private static final int CONNECTIONS = FULL ? 3_000 : 1_000;
   private static final int PER_TOPIC = 10;
-  /** Upgrades under way at once: below the node's admissions in flight (256), so none is refused for that. */
+  /** Upgrades under way at once: below the node's admissions in flight (1,024), so none is refused for that. */
   private static final int CONCURRENCY = 64;
   private static final Duration SAMPLE_PERIOD = Duration.ofMillis(200);
   /** The failure detector takes a node for unreachable after 3 s without heartbeats; watch well past that. */
