@@ -5,6 +5,7 @@ import io.relay.RelaySettings;
 import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyList;
+import io.relay.deny.DenyVerdicts;
 import io.relay.http.log.WarningLimiter;
 import io.relay.metrics.RelayMetrics;
 import io.relay.topic.Connection;
@@ -42,7 +43,7 @@ final class Admission {
   private final HttpSettings settings;
   private final RelaySettings relaySettings;
   private final ActorRef<CodeStore.Command> codes;
-  private final ActorRef<DenyList.Command> denyList;
+  private final DenyVerdicts denyVerdicts;
   private final BooleanSupplier denyListRead;
   private final ActorRef<TopicRegistry.Command> registry;
   private final RelayMetrics metrics;
@@ -58,7 +59,7 @@ final class Admission {
       HttpSettings settings,
       RelaySettings relaySettings,
       ActorRef<CodeStore.Command> codes,
-      ActorRef<DenyList.Command> denyList,
+      DenyVerdicts denyVerdicts,
       BooleanSupplier denyListRead,
       ActorRef<TopicRegistry.Command> registry,
       RelayMetrics metrics,
@@ -68,7 +69,7 @@ final class Admission {
     this.settings = settings;
     this.relaySettings = relaySettings;
     this.codes = codes;
-    this.denyList = denyList;
+    this.denyVerdicts = denyVerdicts;
     this.denyListRead = denyListRead;
     this.registry = registry;
     this.metrics = metrics;
@@ -124,25 +125,21 @@ final class Admission {
 
   private CompletionStage<Graph<FlowShape<ByteString, ByteString>, NotUsed>> join(
       CodeGrant grant, String userAgent, String remoteAddress) {
-    return Ask.<DenyList.Command, DenyList.Verdict>ask(
-            denyList, replyTo -> new DenyList.Check(grant.bookingId(), replyTo), settings.askTimeout(), system)
-        .thenCompose(
-            verdict -> {
-              if (verdict == DenyList.Verdict.UNREAD) {
-                throw unread();
-              }
-              if (verdict == DenyList.Verdict.DENIED) {
-                metrics.codesRefused.labelValues("denied").inc();
-                throw new ApiException(403, "booking denied");
-              }
-              Instant expiresAt = Instant.ofEpochSecond(grant.tokenExpiresAt());
-              if (!expiresAt.isAfter(Instant.now())) {
-                throw refused("token_expired", "token expired");
-              }
-              Connection connection = connection(grant, expiresAt, userAgent, remoteAddress);
-              return Ask.<TopicRegistry.Command, TopicActor.JoinResult>ask(
-                  registry, replyTo -> new TopicRegistry.Join(connection, replyTo), settings.askTimeout(), system);
-            })
+    DenyList.Verdict verdict = denyVerdicts.verdict(grant.bookingId());
+    if (verdict == DenyList.Verdict.UNREAD) {
+      throw unread();
+    }
+    if (verdict == DenyList.Verdict.DENIED) {
+      metrics.codesRefused.labelValues("denied").inc();
+      throw new ApiException(403, "booking denied");
+    }
+    Instant expiresAt = Instant.ofEpochSecond(grant.tokenExpiresAt());
+    if (!expiresAt.isAfter(Instant.now())) {
+      throw refused("token_expired", "token expired");
+    }
+    Connection connection = connection(grant, expiresAt, userAgent, remoteAddress);
+    return Ask.<TopicRegistry.Command, TopicActor.JoinResult>ask(
+            registry, replyTo -> new TopicRegistry.Join(connection, replyTo), settings.askTimeout(), system)
         .thenApply(
             result -> {
               if (result instanceof TopicActor.Refused refused) {

@@ -46,7 +46,7 @@ public final class HttpApi extends AllDirectives {
             settings,
             services.settings(),
             services.codes(),
-            services.denyList(),
+            services.denyListStatus(),
             services.denyListStatus()::isRead,
             services.registry(),
             services.metrics(),
@@ -63,8 +63,7 @@ public final class HttpApi extends AllDirectives {
             settings,
             services.settings(),
             services.codes(),
-            services.denyList(),
-            services.denyListStatus()::isRead,
+            services.denyListStatus(),
             services.metrics(),
             system);
     this.cors = new Cors(settings);

@@ -5,7 +5,7 @@ import io.relay.RelaySettings;
 import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyCapacity;
-import io.relay.deny.DenyList;
+import io.relay.deny.DenyVerdicts;
 import io.relay.http.TokenVerifier.Claims;
 import io.relay.metrics.RelayMetrics;
 import java.security.SecureRandom;
@@ -13,7 +13,6 @@ import java.util.Base64;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
-import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -31,8 +30,7 @@ final class SessionRoutes extends AllDirectives {
   private final HttpSettings settings;
   private final RelaySettings relaySettings;
   private final ActorRef<CodeStore.Command> codes;
-  private final ActorRef<DenyList.Command> denyList;
-  private final BooleanSupplier denyListRead;
+  private final DenyVerdicts denyVerdicts;
   private final RelayMetrics metrics;
   private final ActorSystem<?> system;
   private final SecureRandom random = new SecureRandom();
@@ -42,16 +40,14 @@ final class SessionRoutes extends AllDirectives {
       HttpSettings settings,
       RelaySettings relaySettings,
       ActorRef<CodeStore.Command> codes,
-      ActorRef<DenyList.Command> denyList,
-      BooleanSupplier denyListRead,
+      DenyVerdicts denyVerdicts,
       RelayMetrics metrics,
       ActorSystem<?> system) {
     this.guard = guard;
     this.settings = settings;
     this.relaySettings = relaySettings;
     this.codes = codes;
-    this.denyList = denyList;
-    this.denyListRead = denyListRead;
+    this.denyVerdicts = denyVerdicts;
     this.metrics = metrics;
     this.system = system;
   }
@@ -100,21 +96,11 @@ final class SessionRoutes extends AllDirectives {
       throw new ApiException(
           400, "token booking_id must be at most " + DenyCapacity.MAX_BOOKING_ID_BYTES + " bytes (UTF-8)");
     }
-    if (!denyListRead.getAsBoolean()) {
-      throw unread();
-    }
-    return Ask.<DenyList.Command, DenyList.Verdict>ask(
-            denyList,
-            replyTo -> new DenyList.Check(claims.bookingId(), replyTo),
-            settings.askTimeout(),
-            system)
-        .thenCompose(
-            verdict ->
-                switch (verdict) {
-                  case DENIED -> throw new ApiException(400, "booking " + claims.bookingId() + " is deny-listed");
-                  case UNREAD -> throw unread();
-                  case ALLOWED -> store(topic, claims);
-                });
+    return switch (denyVerdicts.verdict(claims.bookingId())) {
+      case DENIED -> throw new ApiException(400, "booking " + claims.bookingId() + " is deny-listed");
+      case UNREAD -> throw unread();
+      case ALLOWED -> store(topic, claims);
+    };
   }
 
   /** A node that has not read the deny list from a majority cannot tell a cancelled booking: 503. */

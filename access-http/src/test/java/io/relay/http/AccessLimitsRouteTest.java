@@ -69,14 +69,20 @@ class AccessLimitsRouteTest extends RouteTesting {
     denyListRead.set(true);
   }
 
-  /** A deny list that stores everything except bookings named full-*, and denies those named denied-*. */
+  /** Bookings named denied-* are denied; nothing is known while the deny list is unread. */
+  private DenyList.Verdict verdict(String bookingId) {
+    if (!denyListRead.get()) {
+      return DenyList.Verdict.UNREAD;
+    }
+    return bookingId.startsWith("denied") ? DenyList.Verdict.DENIED : DenyList.Verdict.ALLOWED;
+  }
+
+  /** A deny list that stores everything except bookings named full-*. */
   private static Behavior<DenyList.Command> denyList() {
     return Behaviors.receiveMessage(
         command -> {
           if (command instanceof DenyList.Set set) {
             set.replyTo().tell(set.bookingId().startsWith("full") ? DenyList.Outcome.FULL : DenyList.Outcome.STORED);
-          } else if (command instanceof DenyList.Check check) {
-            check.replyTo().tell(check.bookingId().startsWith("denied") ? DenyList.Verdict.DENIED : DenyList.Verdict.ALLOWED);
           } else if (command instanceof DenyList.ListBookings list) {
             list.replyTo().tell(List.of());
           }
@@ -97,7 +103,7 @@ class AccessLimitsRouteTest extends RouteTesting {
   private Route access() {
     AccessGuard guard = new AccessGuard(new TokenVerifier(http), errors);
     return concat(
-        new SessionRoutes(guard, http, relay, codes, denyList, denyListRead::get, metrics, kit.system()).route(),
+        new SessionRoutes(guard, http, relay, codes, this::verdict, metrics, kit.system()).route(),
         new BidsRoutes(guard, http, relay.denyMaxLifetime(), denyList, denyListRead::get, metrics, kit.system()).route());
   }
 
@@ -222,7 +228,7 @@ class AccessLimitsRouteTest extends RouteTesting {
     ActorRef<TopicRegistry.Command> registry = kit.<TopicRegistry.Command>createTestProbe().ref();
     Route relayRoute =
         new RelayRoutes(
-                new Admission(http, relay, codes, denyList, denyListRead::get, registry, metrics, kit.system(), () -> false, errors))
+                new Admission(http, relay, codes, this::verdict, denyListRead::get, registry, metrics, kit.system(), () -> false, errors))
             .route();
     TestRouteResult result = testRoute(relayRoute).run(HttpRequest.GET("/session/lab/a?code=AAAAAAAAAAAAAAAAAAAAAA"));
     assertEquals(503, result.statusCode(), result.entityString());

@@ -40,8 +40,10 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * which repairs a lost announcement. A new booking beyond the capacity is refused ({@link
  * Outcome#FULL}). Once the node is Up it reads every map from a majority, and only then reports the
  * list read ({@link DenyListStatus}); a node that loses sight of a majority of nodes reports it
- * unread until it has read it again. While unread, checks answer {@link Verdict#UNREAD} and writes
- * are refused. Expired entries are swept.
+ * unread until it has read it again. While unread, verdicts are {@link Verdict#UNREAD} and writes
+ * are refused. Verdicts are read from the node's replica without a message to this actor ({@link
+ * DenyListStatus#verdict}): a code request and an admission each check one. Expired entries are
+ * swept.
  */
 public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
@@ -66,9 +68,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   /** Lists the booking ids currently denied (or allowed). */
   public record ListBookings(boolean denied, ActorRef<List<String>> replyTo) implements Command {}
-
-  /** Answers whether a booking is currently denied. */
-  public record Check(String bookingId, ActorRef<Verdict> replyTo) implements Command {}
 
   /** A booking's standing as this node knows it. */
   public enum Verdict {
@@ -197,6 +196,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     this.membership = new Membership(cluster.selfMember().uniqueAddress());
     status.read(false);
     status.entries(0);
+    status.denied(bookingId -> view.isDenied(capacity.shardOf(bookingId), bookingId, clockSeconds.getAsLong()));
     for (int shard = 0; shard < keys.size(); shard++) {
       shardOfKey.put(keys.get(shard).id(), shard);
       replicator.subscribe(keys.get(shard), Changed::new);
@@ -224,7 +224,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
         .onMessage(Set.class, this::onSet)
         .onMessage(SetResponse.class, this::onSetResponse)
         .onMessage(ListBookings.class, this::onList)
-        .onMessage(Check.class, this::onCheck)
         .onMessage(Changed.class, this::onChanged)
         .onMessage(Sweep.class, this::onSweep)
         .onMessage(MembershipChanged.class, changed -> onMembership(membership.apply(changed.event())))
@@ -349,16 +348,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   private Behavior<Command> onList(ListBookings list) {
     list.replyTo().tell(view.bookings(list.denied(), clockSeconds.getAsLong()));
-    return this;
-  }
-
-  private Behavior<Command> onCheck(Check check) {
-    if (!status.isRead()) {
-      check.replyTo().tell(Verdict.UNREAD);
-    } else {
-      boolean denied = view.isDenied(capacity.shardOf(check.bookingId()), check.bookingId(), clockSeconds.getAsLong());
-      check.replyTo().tell(denied ? Verdict.DENIED : Verdict.ALLOWED);
-    }
     return this;
   }
 

@@ -4,20 +4,23 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * This node's view of the deny list, shard by shard: what requests are checked against. A change
- * of one shard costs in proportion to that shard, never to the whole list. Owned by {@link
- * DenyList}; not thread-safe.
+ * of one shard costs in proportion to that shard, never to the whole list. Changed by {@link
+ * DenyList} only; {@link #isDenied} may be called from any thread: a shard's map is never changed
+ * once published, a change publishes a new one (a shard holds at most a hundred entries, and
+ * changes are rare next to checks).
  */
 final class DenyView {
-  private final List<Map<String, BookingState>> shards;
+  private final AtomicReferenceArray<Map<String, BookingState>> shards;
   private int entries;
 
   DenyView(int shardCount) {
-    this.shards = new ArrayList<>(shardCount);
+    this.shards = new AtomicReferenceArray<>(shardCount);
     for (int i = 0; i < shardCount; i++) {
-      shards.add(new HashMap<>());
+      shards.set(i, new HashMap<>());
     }
   }
 
@@ -45,7 +48,9 @@ final class DenyView {
    * @return whether it denies a booking that was not denied before
    */
   boolean put(int shard, String bookingId, BookingState state, long now) {
-    BookingState previous = shards.get(shard).put(bookingId, state);
+    Map<String, BookingState> next = new HashMap<>(shards.get(shard));
+    BookingState previous = next.put(bookingId, state);
+    shards.set(shard, next);
     if (previous == null) {
       entries++;
     }
@@ -72,7 +77,7 @@ final class DenyView {
   /** Entries that have not expired. */
   int live(long now) {
     int live = 0;
-    for (int shard = 0; shard < shards.size(); shard++) {
+    for (int shard = 0; shard < shards.length(); shard++) {
       live += live(shard, now);
     }
     return live;
@@ -91,8 +96,8 @@ final class DenyView {
   /** The bookings currently denied (or allowed), sorted. */
   List<String> bookings(boolean denied, long now) {
     List<String> ids = new ArrayList<>();
-    for (Map<String, BookingState> shard : shards) {
-      shard.forEach(
+    for (int i = 0; i < shards.length(); i++) {
+      shards.get(i).forEach(
           (id, state) -> {
             if (state.denied() == denied && state.expiresAt() > now) {
               ids.add(id);
