@@ -223,7 +223,7 @@ final class RequestConnection implements IntConsumer {
   /**
    * Writes {@code bytes}; then reads the next request if {@code keepAlive}, or else shuts the
    * socket's output down and reads until the peer closes (at most {@link #MAX_DISCARDED} bytes,
-   * for at most {@link SocketServer#LINGER}): closing with the peer's bytes unread would reset the
+   * for at most {@link ConnectionSweep#LINGER}): closing with the peer's bytes unread would reset the
    * connection, which can destroy the response before the client has read it.
    */
   private void respond(byte[] bytes, boolean keepAlive) {

@@ -85,7 +85,7 @@ final class SocketEndpoint {
     return headStarted;
   }
 
-  /** The server has said its last and waits for the peer to close ({@link SocketServer#LINGER}). */
+  /** The server has said its last and waits for the peer to close ({@link ConnectionSweep#LINGER}). */
   void linger() {
     lingerStarted = System.nanoTime();
   }

@@ -52,13 +52,10 @@ import scala.concurrent.duration.FiniteDuration;
  *
  * <p>Accepting stops while the node holds {@code relay.max-connections} (all its plain-HTTP ports
  * together, {@link ConnectionSlots}), and resumes when one closes. When {@code accept} itself
- * fails (the process ran out of file descriptors), the port stops watching for connections for a
- * moment (50 ms, doubling up to 1 s while it keeps failing) and logs one line per ten seconds
- * with the count, instead of spinning on a connection it cannot take. {@code idle-timeout} closes
- * connections that neither read nor wrote for that long, and {@code relay.header-timeout} those
- * that started a request head and did not finish it in time (a client sending its headers a byte
- * at a time). While the
- * socket of a slow peer is full, a connection gathers up to {@code
+ * fails (the process ran out of file descriptors), the port pauses instead of spinning on a
+ * connection it cannot take ({@link AcceptBackoff}). {@code idle-timeout} and
+ * {@code relay.header-timeout} are one {@link ConnectionSweep} over the port's connections. While
+ * the socket of a slow peer is full, a connection gathers up to {@code
  * pekko.stream.materializer.io.tcp.write-buffer-size} before it stops pulling, as Pekko's TCP
  * stage does. {@link #unbind} stops accepting; {@link #terminate} also closes what is still open
  * after a deadline.
@@ -73,7 +70,6 @@ public final class SocketServer {
   private final WarningLimiter warnings;
   /** How the port serves a new connection: Pekko HTTP's layer, or the node's own handshake. */
   private final Consumer<SocketEndpoint> serve;
-  private final long idleTimeoutNanos;
   private final int writeBufferBytes;
   private final Selector selector;
   private final ServerSocketChannel server;
@@ -86,26 +82,13 @@ public final class SocketServer {
   private final CompletableFuture<Done> allClosed = new CompletableFuture<>();
   private final Thread thread;
   private final Limits limits;
-  private final long headerTimeoutNanos;
   private volatile boolean accepting = true;
   private volatile boolean running = true;
   /** The port stopped accepting at the node's connection limit, until a slot frees. */
   private volatile boolean waitingForSlot;
   // accept failures, on the selector thread only
-  private long acceptPausedUntil;
-  private long acceptBackoffNanos;
-  private long failuresNotLogged;
-  private long lastFailureLog = System.nanoTime() - FAILURE_LOG_INTERVAL;
+  private final AcceptBackoff backoff;
 
-  /**
-   * How long a connection that was answered and shut down for output may wait for its peer to
-   * close before it is closed anyway.
-   */
-  static final Duration LINGER = Duration.ofSeconds(2);
-
-  private static final long FIRST_BACKOFF = TimeUnit.MILLISECONDS.toNanos(50);
-  private static final long MAX_BACKOFF = TimeUnit.SECONDS.toNanos(1);
-  private static final long FAILURE_LOG_INTERVAL = TimeUnit.SECONDS.toNanos(10);
 
   /** What the node's plain-HTTP ports share: their settings, connection slots and counters. */
   public record Limits(SocketSettings settings, ConnectionSlots slots, SocketCounters counters) {
@@ -124,10 +107,8 @@ public final class SocketServer {
     this.system = system;
     this.warnings = WarningLimiter.start(system, LOG, logLimitInterval);
     this.limits = limits;
-    this.headerTimeoutNanos = limits.settings().headerTimeout().toNanos();
     this.materializer = Materializer.matFromSystem(system);
     this.settings = ServerSettings.create(system.classicSystem());
-    this.idleTimeoutNanos = idleTimeoutNanos(settings);
     this.writeBufferBytes =
         (int) system.settings().config().getBytes("pekko.stream.materializer.io.tcp.write-buffer-size").longValue();
     this.serve = serving.apply(this);
@@ -144,6 +125,7 @@ public final class SocketServer {
       selector.close();
       throw e;
     }
+    this.backoff = new AcceptBackoff(localAddress.getPort(), limits.slots().limit(), limits.counters());
     this.thread = new Thread(this::run, "relay-socket-selector-" + localAddress.getPort());
     thread.setDaemon(true);
     limits.slots().onFree(this::onSlotFree);
@@ -193,7 +175,8 @@ public final class SocketServer {
     try {
       SocketServer server = new SocketServer(system, address, serving, limits, logLimitInterval);
       server.thread.start();
-      server.scheduleSweep();
+      ConnectionSweep.start(
+          system, server.endpoints, limits.settings().headerTimeout(), idleTimeout(server.settings), limits.counters());
       system.getWhenTerminated().thenRun(server::stop);
       return server;
     } catch (IOException e) {
@@ -262,9 +245,9 @@ public final class SocketServer {
   private void run() {
     try {
       while (running) {
-        long paused = acceptPausedUntil == 0 ? 0 : acceptPausedUntil - System.nanoTime();
-        if (acceptPausedUntil != 0 && paused <= 0) {
-          acceptPausedUntil = 0;
+        long paused = backoff.remaining(System.nanoTime());
+        if (backoff.paused() && paused <= 0) {
+          backoff.resume();
           resumeAccepting();
           continue;
         }
@@ -319,14 +302,15 @@ public final class SocketServer {
         channel = server.accept();
       } catch (IOException e) {
         limits.slots().giveBack();
-        acceptFailed(e);
+        backoff.failed(e);
+        acceptKey.interestOps(0);
         return;
       }
       if (channel == null) {
         limits.slots().giveBack();
         return;
       }
-      acceptBackoffNanos = 0;
+      backoff.accepted();
       try {
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -342,35 +326,9 @@ public final class SocketServer {
     }
   }
 
-  /**
-   * {@code accept} failed, most likely for want of file descriptors: the connection stays in the
-   * backlog, so watching for it again at once would spin. Pause, back off, log once an interval.
-   */
-  private void acceptFailed(IOException e) {
-    limits.counters().acceptFailures.increment();
-    failuresNotLogged++;
-    long now = System.nanoTime();
-    acceptBackoffNanos = acceptBackoffNanos == 0 ? FIRST_BACKOFF : Math.min(2 * acceptBackoffNanos, MAX_BACKOFF);
-    acceptPausedUntil = now + acceptBackoffNanos;
-    acceptKey.interestOps(0);
-    if (now - lastFailureLog >= FAILURE_LOG_INTERVAL) {
-      LOG.warn(
-          "accepting connections on port {} failed {} times in the last {} s ({}); pausing up to 1 s between "
-              + "attempts. 'Too many open files' means the process's descriptor limit (ulimit -n) is too low "
-              + "for relay.max-connections ({})",
-          localAddress.getPort(),
-          failuresNotLogged,
-          TimeUnit.NANOSECONDS.toSeconds(now - lastFailureLog),
-          e.getMessage(),
-          limits.slots().limit());
-      lastFailureLog = now;
-      failuresNotLogged = 0;
-    }
-  }
-
   /** Watches for connections again, unless unbound or pausing after a failure. */
   private void resumeAccepting() {
-    if (accepting && acceptPausedUntil == 0 && acceptKey.isValid() && acceptKey.interestOps() == 0) {
+    if (accepting && !backoff.paused() && acceptKey.isValid() && acceptKey.interestOps() == 0) {
       waitingForSlot = false;
       acceptKey.interestOps(SelectionKey.OP_ACCEPT);
       accept();
@@ -384,42 +342,10 @@ public final class SocketServer {
     }
   }
 
-  /** {@code pekko.http.server.idle-timeout}, or 0 for none. */
-  private static long idleTimeoutNanos(ServerSettings settings) {
+  /** {@code pekko.http.server.idle-timeout}, or zero for none. */
+  private static Duration idleTimeout(ServerSettings settings) {
     scala.concurrent.duration.Duration timeout = settings.getTimeouts().idleTimeout();
-    return timeout.isFinite() ? ((FiniteDuration) timeout).toNanos() : 0;
-  }
-
-  /**
-   * Closes connections that neither read nor wrote for the idle timeout, or took longer than the
-   * header timeout over a request head: one sweep over all connections, at Pekko's own check
-   * interval (an eighth of the shorter timeout, between 100 ms and 1 s), instead of a timer and a
-   * stage per connection.
-   */
-  private void scheduleSweep() {
-    long shortest = idleTimeoutNanos == 0 ? headerTimeoutNanos : Math.min(idleTimeoutNanos, headerTimeoutNanos);
-    long interval = Math.max(Math.min(shortest / 8, 1_000_000_000L), Math.min(100_000_000L, shortest / 2));
-    system.scheduler()
-        .scheduleWithFixedDelay(Duration.ofNanos(interval), Duration.ofNanos(interval), this::sweep, system.executionContext());
-  }
-
-  private void sweep() {
-    long now = System.nanoTime();
-    endpoints.forEach(
-        e -> {
-          long headStarted = e.headStarted();
-          if (headStarted != 0 && now - headStarted > headerTimeoutNanos) {
-            LOG.debug("closing a connection whose request head took longer than {}", limits.settings().headerTimeout());
-            limits.counters().headerTimeouts.increment();
-            e.reset();
-          } else if (e.lingerStarted() != 0 && now - e.lingerStarted() > LINGER.toNanos()) {
-            e.close();
-          } else if (idleTimeoutNanos != 0 && now - e.lastActive() > idleTimeoutNanos) {
-            LOG.debug("closing a connection idle for {}", settings.getTimeouts().idleTimeout());
-            limits.counters().idleTimeouts.increment();
-            e.reset();
-          }
-        });
+    return timeout.isFinite() ? Duration.ofNanos(((FiniteDuration) timeout).toNanos()) : Duration.ZERO;
   }
 
   /**
