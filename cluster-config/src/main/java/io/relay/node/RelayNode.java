@@ -22,6 +22,7 @@ import io.relay.http.socket.SocketSettings;
 import io.relay.metrics.RelayMetrics;
 import io.relay.ws.MemoryBudget;
 import io.relay.status.ClusterStatus;
+import io.relay.status.StatsTopic;
 import io.relay.topic.Cancel;
 import io.relay.topic.ClaimAnnouncement;
 import io.relay.topic.ConnectionDirectory;
@@ -230,7 +231,8 @@ public final class RelayNode {
     ActorRef<TopicRegistry.Command> registry =
         context.spawn(
             TopicRegistry.create(
-                new TopicActor.Context(relay, metrics, budget, directory, node, clusterStatus),
+                new TopicActor.Context(
+                    relay, metrics, budget, directory, node, new StatsTopic(clusterStatus, relay, metrics, budget)),
                 new TopicRegistry.Channels(claims, cancels),
                 System::currentTimeMillis),
             "topics");

@@ -1,7 +1,6 @@
 package io.relay.topic;
 
 import io.relay.metrics.RelayMetrics;
-import io.relay.status.StatsFrames;
 import io.relay.ws.MemoryBudget;
 import io.relay.ws.WsFrames.Frame;
 
@@ -12,28 +11,24 @@ import io.relay.ws.WsFrames.Frame;
  * directly, as one shared frame object, with no actor hop and no copy per reader. Only the topic
  * actor replaces the reader array; writers read whichever array is current.
  *
- * <p>Public only so that the JMH benchmarks of the per-frame path (relay-actors' tests, package
- * {@code io.relay.jmh}) can drive it; in a node only the topic actor and the connection streams do.
+ * <p>A topic that does not relay ({@link SpecialTopics}: the stats topic) has a room of its own
+ * kind that does something else with each message. Public for those rooms and for the JMH
+ * benchmarks of the per-frame path (relay-actors' tests, package {@code io.relay.jmh}).
  */
-public final class Room {
+public class Room {
   private static final Connection[] NONE = new Connection[0];
 
   private final RelayMetrics metrics;
   private final MemoryBudget budget;
-  private final Runnable onUpdateRequest;
   private volatile Connection[] readers = NONE;
 
-  /**
-   * @param onUpdateRequest for the stats topic: run on {@code {"cmd":"update"}}, and messages are
-   *     not relayed; null for every other topic
-   */
-  public Room(RelayMetrics metrics, MemoryBudget budget, Runnable onUpdateRequest) {
+  public Room(RelayMetrics metrics, MemoryBudget budget) {
     this.metrics = metrics;
     this.budget = budget;
-    this.onUpdateRequest = onUpdateRequest;
   }
 
-  Connection[] readers() {
+  /** The topic's readers now. */
+  public Connection[] readers() {
     return readers;
   }
 
@@ -43,12 +38,6 @@ public final class Room {
 
   /** Offers one message to every reader except its sender, counted once in the memory budget. */
   public void fanOut(Connection sender, Frame frame) {
-    if (onUpdateRequest != null) {
-      if (StatsFrames.isUpdateRequest(frame.payload())) {
-        onUpdateRequest.run();
-      }
-      return;
-    }
     Connection[] readers = this.readers;
     boolean senderReads = false;
     for (Connection reader : readers) {

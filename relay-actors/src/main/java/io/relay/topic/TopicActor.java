@@ -3,14 +3,10 @@ package io.relay.topic;
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
 import io.relay.ws.MemoryBudget;
-import io.relay.status.ClusterStatus;
-import io.relay.status.StatsFrames;
 import io.relay.ws.CloseCodes;
-import io.relay.ws.WsFrames;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -55,13 +51,6 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
 
   private record AttachDeadline(long connectionId) implements Command {}
 
-  /** Stats topic only: gather the cluster's reports and send them to every reader. */
-  private enum PublishStats implements Command {
-    INSTANCE
-  }
-
-  private record StatsGathered(ClusterStatus.Gathered gathered) implements Command {}
-
   /** What a join produced. */
   public sealed interface JoinResult {}
 
@@ -80,8 +69,6 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
   private final Room room;
   private final Map<Long, Connection> members = new LinkedHashMap<>();
   private long joins;
-  private boolean gathering;
-  private boolean gatherAgain;
 
   /** What every topic actor of a node shares, created by the node's guardian. */
   public record Context(
@@ -90,7 +77,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
       MemoryBudget budget,
       ConnectionDirectory directory,
       String node,
-      ActorRef<ClusterStatus.Gather> clusterStatus) {}
+      SpecialTopics specialTopics) {}
 
   static Behavior<Command> create(
       String topic, ActorRef<TopicRegistry.Command> registry, Context shared) {
@@ -112,11 +99,8 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     this.topic = topic;
     this.registry = registry;
     this.shared = shared;
-    boolean stats = StatsFrames.STATS_TOPIC.equals(topic);
-    this.room = new Room(shared.metrics(), shared.budget(), stats ? () -> context.getSelf().tell(PublishStats.INSTANCE) : null);
-    if (stats) {
-      timers.startTimerWithFixedDelay(PublishStats.INSTANCE, shared.settings().statsEvery());
-    }
+    Room special = shared.specialTopics().roomFor(topic, context);
+    this.room = special != null ? special : new Room(shared.metrics(), shared.budget());
   }
 
   @Override
@@ -129,8 +113,6 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
         .onMessage(Expire.class, this::onExpire)
         .onMessage(AttachDeadline.class, this::onAttachDeadline)
         .onMessage(Stop.class, this::onStop)
-        .onMessage(PublishStats.class, this::onPublishStats)
-        .onMessage(StatsGathered.class, this::onStatsGathered)
         .build();
   }
 
@@ -226,34 +208,6 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
 
   private Behavior<Command> onStop(Stop stop) {
     return members.isEmpty() ? Behaviors.stopped() : this;
-  }
-
-  private Behavior<Command> onPublishStats(PublishStats publish) {
-    if (gathering) {
-      gatherAgain = true;
-      return this;
-    }
-    gathering = true;
-    context.ask(
-        ClusterStatus.Gathered.class,
-        shared.clusterStatus(),
-        shared.settings().statusAnswerTimeout(),
-        ClusterStatus.Gather::new,
-        (gathered, failure) -> new StatsGathered(gathered != null ? gathered : new ClusterStatus.Gathered(List.of(), List.of(), List.of())));
-    return this;
-  }
-
-  private Behavior<Command> onStatsGathered(StatsGathered gathered) {
-    gathering = false;
-    WsFrames.Frame frame = WsFrames.frame(WsFrames.TEXT, StatsFrames.render(gathered.gathered().reports()));
-    for (Connection reader : room.readers()) {
-      reader.outbound().offer(frame);
-    }
-    if (gatherAgain) {
-      gatherAgain = false;
-      context.getSelf().tell(PublishStats.INSTANCE);
-    }
-    return this;
   }
 
   private void publishReaders() {

@@ -72,7 +72,7 @@ public class FanOutBenchmark {
   @Setup(Level.Trial)
   public void setUp(Blackhole blackhole) {
     this.blackhole = blackhole;
-    room = new Room(metrics, MemoryBudget.unlimited(), null);
+    room = new Room(metrics, MemoryBudget.unlimited());
     writer = connection(0, List.of("write"));
     readerConnections = new Connection[readers];
     for (int i = 0; i < readers; i++) {

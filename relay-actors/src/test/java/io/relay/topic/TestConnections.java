@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
-import io.relay.status.ClusterStatus;
 import io.relay.ws.ClientFrames;
 import io.relay.ws.MemoryBudget;
 import io.relay.ws.OutboundQueue;
@@ -20,7 +19,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
-import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.OverflowStrategy;
 import org.apache.pekko.stream.javadsl.Flow;
@@ -45,10 +43,9 @@ final class TestConnections {
 
   TestConnections(ActorTestKit kit, String node) {
     this.kit = kit;
-    TestProbe<ClusterStatus.Gather> status = kit.createTestProbe();
     this.context =
         new TopicActor.Context(
-            RelaySettings.create(kit.system().settings().config()), metrics, MemoryBudget.unlimited(), directory, node, status.ref());
+            RelaySettings.create(kit.system().settings().config()), metrics, MemoryBudget.unlimited(), directory, node, SpecialTopics.NONE);
   }
 
   /** A connection of {@code topic} for {@code booking} with {@code scopes}, expiring at {@code expiresAt}. */
