@@ -10,6 +10,7 @@ import io.relay.RelayServices;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyCapacity;
+import io.relay.deny.Cancel;
 import io.relay.deny.DenyList;
 import io.relay.http.AdminGuard;
 import io.relay.http.HttpApi;
@@ -23,7 +24,6 @@ import io.relay.metrics.RelayMetrics;
 import io.relay.ws.MemoryBudget;
 import io.relay.status.ClusterStatus;
 import io.relay.status.StatsTopic;
-import io.relay.topic.Cancel;
 import io.relay.topic.ClaimAnnouncement;
 import io.relay.topic.ConnectionDirectory;
 import io.relay.topic.TopicActor;
@@ -233,7 +233,7 @@ public final class RelayNode {
             TopicRegistry.create(
                 new TopicActor.Context(
                     relay, metrics, budget, directory, node, new StatsTopic(clusterStatus, relay, metrics, budget)),
-                new TopicRegistry.Channels(claims, cancels),
+                claims,
                 System::currentTimeMillis),
             "topics");
     ActorRef<CodeStore.Command> codes =

@@ -2,7 +2,6 @@ package io.relay.deny;
 
 import io.relay.RelaySettings;
 import io.relay.ddata.ReplicatedMaps;
-import io.relay.topic.Cancel;
 import io.relay.topic.TopicRegistry;
 import java.time.Duration;
 import java.util.HashMap;
@@ -84,6 +83,8 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private record Changed(Replicator.SubscribeResponse<LWWMap<String, BookingState>> response) implements Command {}
 
   private record Ignored(Object response) implements Command {}
+
+  private record CancelHeard(Cancel cancel) implements Command {}
 
   private enum Sweep implements Command {
     INSTANCE
@@ -210,6 +211,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
             Subscribe.create(
                 context.messageAdapter(ClusterEvent.ReachabilityEvent.class, ReachabilityChanged::new),
                 ClusterEvent.ReachabilityEvent.class));
+    cancels.tell(Topic.subscribe(context.messageAdapter(Cancel.class, CancelHeard::new)));
     timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.denySweepInterval());
   }
 
@@ -225,6 +227,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
         .onMessage(SetResponse.class, this::onSetResponse)
         .onMessage(ListBookings.class, this::onList)
         .onMessage(Changed.class, this::onChanged)
+        .onMessage(CancelHeard.class, heard -> onCancelHeard(heard.cancel()))
         .onMessage(Sweep.class, this::onSweep)
         .onMessage(MembershipChanged.class, changed -> onMembership(membership.apply(changed.event())))
         .onMessage(ReachabilityChanged.class, changed -> onMembership(membership.apply(changed.event())))
@@ -316,7 +319,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     if (response.response() instanceof Replicator.UpdateSuccess) {
       long now = clockSeconds.getAsLong();
       if (view.put(response.shard(), set.bookingId(), new BookingState(set.denied(), set.expiresAt()), now)) {
-        registry.tell(new TopicRegistry.CloseBooking(set.bookingId()));
+        registry.tell(new TopicRegistry.CloseBooking(set.bookingId(), false));
       }
       status.entries(view.entries());
       if (set.denied()) {
@@ -341,13 +344,22 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   /** Replaces a shard's view and closes the connections of its newly denied bookings. */
   private void apply(int shard, LWWMap<String, BookingState> map) {
     for (String denied : view.replace(shard, map.getEntries(), clockSeconds.getAsLong())) {
-      registry.tell(new TopicRegistry.CloseBooking(denied));
+      registry.tell(new TopicRegistry.CloseBooking(denied, false));
     }
     status.entries(view.entries());
   }
 
   private Behavior<Command> onList(ListBookings list) {
     list.replyTo().tell(view.bookings(list.denied(), clockSeconds.getAsLong()));
+    return this;
+  }
+
+  /**
+   * A node announced a deny: its connections close at once, before the replicated list brings the
+   * entry (which closes them too, should the announcement be lost).
+   */
+  private Behavior<Command> onCancelHeard(Cancel cancel) {
+    registry.tell(new TopicRegistry.CloseBooking(cancel.bookingId(), true));
     return this;
   }
 

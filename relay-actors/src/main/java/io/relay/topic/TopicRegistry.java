@@ -44,7 +44,13 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   public record Join(Connection connection, ActorRef<TopicActor.JoinResult> replyTo) implements Command {}
 
   /** Closes every connection of a denied booking with 4003, on this node. */
-  public record CloseBooking(String bookingId) implements Command {}
+  /**
+   * Closes the connections of a denied booking with 4003.
+   *
+   * @param announced whether the deny was heard on the cluster's cancel channel (recorded among
+   *     the node's recent events) rather than found in the replicated list
+   */
+  public record CloseBooking(String bookingId, boolean announced) implements Command {}
 
   /** Drains: closes every connection with 1001, spread over the drain spread; answers when done. */
   public record Drain(ActorRef<Done> replyTo) implements Command {}
@@ -68,8 +74,6 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
 
   private record ClaimsHeard(ClaimAnnouncement announcement) implements Command {}
 
-  private record CancelHeard(Cancel cancel) implements Command {}
-
   private enum PublishDigest implements Command {
     INSTANCE
   }
@@ -79,50 +83,48 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
 
   private record Hosted(ActorRef<TopicActor.Command> actor, long joinsSent) {}
 
-  /** The cluster channels the registry talks on. */
-  public record Channels(ActorRef<Topic.Command<ClaimAnnouncement>> claims, ActorRef<Topic.Command<Cancel>> cancels) {}
 
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final TopicActor.Context shared;
-  private final Channels channels;
+  private final ActorRef<Topic.Command<ClaimAnnouncement>> claims;
   private final LongSupplier clock;
   private final ClaimBook book;
   private final Map<String, Hosted> topics = new HashMap<>();
   private final ArrayDeque<ClusterEvent> events = new ArrayDeque<>();
   private long incarnations;
 
-  public static Behavior<Command> create(TopicActor.Context shared, Channels channels, LongSupplier clockMillis) {
+  /** @param claims the cluster's channel of topic claims */
+  public static Behavior<Command> create(
+      TopicActor.Context shared, ActorRef<Topic.Command<ClaimAnnouncement>> claims, LongSupplier clockMillis) {
     return Behaviors.setup(
-        context -> Behaviors.withTimers(timers -> new TopicRegistry(context, timers, shared, channels, clockMillis)));
+        context -> Behaviors.withTimers(timers -> new TopicRegistry(context, timers, shared, claims, clockMillis)));
   }
 
   private TopicRegistry(
       ActorContext<Command> context,
       TimerScheduler<Command> timers,
       TopicActor.Context shared,
-      Channels channels,
+      ActorRef<Topic.Command<ClaimAnnouncement>> claims,
       LongSupplier clock) {
     super(context);
     this.context = context;
     this.timers = timers;
     this.shared = shared;
-    this.channels = channels;
+    this.claims = claims;
     this.clock = clock;
-    RelaySettings.Claims claims = shared.settings().claims();
-    this.book = new ClaimBook(shared.node(), claims.holdDown(), claims.maxHoldDown(), claims.flapWindow());
-    channels.claims().tell(Topic.subscribe(context.messageAdapter(ClaimAnnouncement.class, ClaimsHeard::new)));
-    channels.cancels().tell(Topic.subscribe(context.messageAdapter(Cancel.class, CancelHeard::new)));
+    RelaySettings.Claims settings = shared.settings().claims();
+    this.book = new ClaimBook(shared.node(), settings.holdDown(), settings.maxHoldDown(), settings.flapWindow());
+    claims.tell(Topic.subscribe(context.messageAdapter(ClaimAnnouncement.class, ClaimsHeard::new)));
     context.getSystem().receptionist().tell(Receptionist.register(STATUS_KEY, context.getSelf()));
-    timers.startTimerWithFixedDelay(PublishDigest.INSTANCE, claims.digestInterval());
+    timers.startTimerWithFixedDelay(PublishDigest.INSTANCE, settings.digestInterval());
   }
 
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(Join.class, this::onJoin)
-        .onMessage(CloseBooking.class, close -> closeBooking(close.bookingId()))
-        .onMessage(CancelHeard.class, this::onCancelHeard)
+        .onMessage(CloseBooking.class, this::onCloseBooking)
         .onMessage(Drain.class, this::onDrain)
         .onMessage(DrainStep.class, this::onDrainStep)
         .onMessage(Report.class, this::onReport)
@@ -161,8 +163,8 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     return context.spawn(TopicActor.create(topic, context.getSelf(), shared), name);
   }
 
-  private void publish(List<Claim> claims) {
-    channels.claims().tell(Topic.publish(new ClaimAnnouncement(shared.node(), claims)));
+  private void publish(List<Claim> announced) {
+    claims.tell(Topic.publish(new ClaimAnnouncement(shared.node(), announced)));
   }
 
   private Behavior<Command> onClaimsHeard(ClaimsHeard heard) {
@@ -217,9 +219,12 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     return this;
   }
 
-  private Behavior<Command> onCancelHeard(CancelHeard heard) {
-    record("deny", heard.cancel().bookingId(), "booking denied: its connections close with 4003");
-    return closeBooking(heard.cancel().bookingId());
+  private Behavior<Command> onCloseBooking(CloseBooking close) {
+    if (close.announced()) {
+      record("deny", close.bookingId(), "booking denied: its connections close with 4003");
+    }
+    topics.values().forEach(h -> h.actor().tell(new TopicActor.CloseBooking(close.bookingId())));
+    return this;
   }
 
   private void record(String kind, String subject, String detail) {
@@ -227,11 +232,6 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
       events.removeFirst();
     }
     events.addLast(new ClusterEvent(Instant.ofEpochMilli(clock.getAsLong()).toString(), shared.node(), kind, subject, detail));
-  }
-
-  private Behavior<Command> closeBooking(String bookingId) {
-    topics.values().forEach(h -> h.actor().tell(new TopicActor.CloseBooking(bookingId)));
-    return this;
   }
 
   private Behavior<Command> onDrain(Drain drain) {

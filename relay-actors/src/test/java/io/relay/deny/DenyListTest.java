@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import io.relay.RelaySettings;
-import io.relay.topic.Cancel;
 import io.relay.topic.TopicRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,6 +40,7 @@ class DenyListTest {
   private ActorTestKit kit;
   private TestProbe<TopicRegistry.Command> registry;
   private TestProbe<Cancel> cancelled;
+  private ActorRef<Topic.Command<Cancel>> cancels;
   private ActorRef<DenyList.Command> denyList;
 
   /** Starts a one-node cluster (joined unless {@code join} is false) running a deny list of {@code capacity}. */
@@ -50,7 +50,7 @@ class DenyListTest {
     kit = ActorTestKit.create("deny-list-test", config);
     registry = kit.createTestProbe();
     cancelled = kit.createTestProbe();
-    ActorRef<Topic.Command<Cancel>> cancels = kit.spawn(Topic.create(Cancel.class, "relay-cancels"));
+    cancels = kit.spawn(Topic.create(Cancel.class, "relay-cancels"));
     cancels.tell(Topic.subscribe(cancelled.ref()));
     denyList =
         kit.spawn(
@@ -106,8 +106,12 @@ class DenyListTest {
     assertEquals(DenyList.Outcome.STORED, set("b1", true, NOW + 100));
     assertEquals(DenyList.Verdict.DENIED, check("b1"));
     assertEquals(DenyList.Verdict.ALLOWED, check("b2"), "other bookings stay allowed");
-    assertEquals(new TopicRegistry.CloseBooking("b1"), registry.expectMessageClass(TopicRegistry.CloseBooking.class, WAIT));
+    assertEquals(new TopicRegistry.CloseBooking("b1", false), registry.expectMessageClass(TopicRegistry.CloseBooking.class, WAIT));
     assertEquals(new Cancel("b1"), cancelled.expectMessageClass(Cancel.class, WAIT), "the deny is announced on the cancel channel");
+    assertEquals(
+        new TopicRegistry.CloseBooking("b1", true),
+        registry.expectMessageClass(TopicRegistry.CloseBooking.class, WAIT),
+        "the announcement is heard here too, as on every node, and recorded");
     assertEquals(List.of("b1"), list(true));
     assertEquals(1, status.entries());
 
@@ -116,6 +120,21 @@ class DenyListTest {
     assertEquals(List.of(), list(true));
     assertEquals(List.of("b1"), list(false));
     cancelled.expectNoMessage(Duration.ofMillis(200));
+  }
+
+  @Test
+  void aDenyAnnouncedByAnotherNodeClosesTheBookingsConnectionsAtOnce() {
+    start(DenyCapacity.DEFAULT, true);
+    TestProbe<Topic.TopicStats> stats = kit.createTestProbe();
+    stats.awaitAssert(
+        WAIT,
+        () -> {
+          cancels.tell(Topic.getTopicStats(stats.ref()));
+          assertEquals(2, stats.receiveMessage(WAIT).localSubscriberCount(), "the deny list and this test listen to the channel");
+          return null;
+        });
+    cancels.tell(Topic.publish(new Cancel("elsewhere")));
+    assertEquals(new TopicRegistry.CloseBooking("elsewhere", true), registry.expectMessageClass(TopicRegistry.CloseBooking.class, WAIT));
   }
 
   @Test

@@ -37,7 +37,6 @@ class TopicRegistryTest {
   /** What this node announces, as another node's subscriber hears it. */
   private final TestProbe<ClaimAnnouncement> heard = KIT.createTestProbe();
   private ActorRef<Topic.Command<ClaimAnnouncement>> claims;
-  private ActorRef<Topic.Command<Cancel>> cancels;
   private ActorRef<TopicRegistry.Command> registry;
 
   @AfterAll
@@ -45,16 +44,14 @@ class TopicRegistryTest {
     KIT.shutdownTestKit();
   }
 
-  /** A registry on fresh channels, once it has subscribed to both. */
+  /** A registry on a fresh claims channel, once it has subscribed to it. */
   @BeforeEach
   void start() {
     long n = CHANNELS.incrementAndGet();
     claims = KIT.spawn(Topic.create(ClaimAnnouncement.class, "claims-" + n));
-    cancels = KIT.spawn(Topic.create(Cancel.class, "cancels-" + n));
     claims.tell(Topic.subscribe(heard.ref()));
-    registry = KIT.spawn(TopicRegistry.create(CONNECTIONS.context, new TopicRegistry.Channels(claims, cancels), clock::get));
+    registry = KIT.spawn(TopicRegistry.create(CONNECTIONS.context, claims, clock::get));
     awaitSubscribers(claims, 2);
-    awaitSubscribers(cancels, 1);
   }
 
   private static void awaitSubscribers(ActorRef<? extends Topic.Command<?>> topic, int count) {
@@ -124,15 +121,27 @@ class TopicRegistryTest {
     assertTrue(client.silentFor(Duration.ofMillis(200)), "nothing closed the connection");
   }
 
+  /** The node's recent events, as its report to the cluster's status carries them. */
+  private List<ClusterEvent> events() {
+    TestProbe<TopicRegistry.NodeReport> reply = KIT.createTestProbe();
+    registry.tell(new TopicRegistry.Report(reply.ref()));
+    return reply.receiveMessage(TestConnections.WAIT).events();
+  }
+
   @Test
-  void aCancellationHeardClosesThatBookingsConnectionsWith4003() throws Exception {
+  void aDeniedBookingsConnectionsCloseWith4003AndAnAnnouncedDenyIsRecorded() throws Exception {
     TestConnections.Client denied = join("cancel", "cancelled", "read");
     TestConnections.Client writer = join("cancel", "kept", "read", "write");
     TestConnections.Client reader = join("cancel", "other", "read");
-    cancels.tell(Topic.publish(new Cancel("cancelled")));
+    registry.tell(new TopicRegistry.CloseBooking("cancelled", true));
     assertEquals(CloseCodes.BOOKING_DENIED, denied.nextCloseCode());
     writer.sendText("after the deny");
     assertEquals("after the deny", reader.nextText());
+    assertTrue(
+        events().stream().anyMatch(e -> e.kind().equals("deny") && e.subject().equals("cancelled")),
+        "the announced deny is among the node's recent events: " + events());
+    registry.tell(new TopicRegistry.CloseBooking("found-in-the-list", false));
+    assertTrue(events().stream().noneMatch(e -> e.subject().equals("found-in-the-list")), "a deny found in the list is not recorded again");
   }
 
   @Test

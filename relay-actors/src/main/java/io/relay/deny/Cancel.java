@@ -1,0 +1,9 @@
+package io.relay.deny;
+
+import io.relay.CborSerializable;
+
+/**
+ * A denied booking, published on the cluster's cancel channel by the node that wrote the deny, so
+ * that every node's {@link DenyList} has the booking's connections closed at once.
+ */
+public record Cancel(String bookingId) implements CborSerializable {}
