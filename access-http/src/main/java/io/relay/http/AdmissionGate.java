@@ -40,13 +40,14 @@ public final class AdmissionGate extends AllDirectives {
 
   /**
    * Runs {@code inner} if the node has room for one more admission, until it has answered;
-   * otherwise answers {@code busy} with {@code Retry-After}.
+   * otherwise answers {@code busy}, with {@code Retry-After} unless it has one already.
    */
   Route admit(HttpResponse busy, Supplier<Route> inner) {
     return extractRequestContext(
         context -> {
           if (!tryEnter()) {
-            return complete(busy.addHeader(RawHeader.create("Retry-After", RETRY_AFTER_SECONDS)));
+            return complete(
+                busy.getHeader("Retry-After").isPresent() ? busy : busy.addHeader(RawHeader.create("Retry-After", RETRY_AFTER_SECONDS)));
           }
           return mapRouteResultFuture(this::releaseWhenAnswered, inner);
         });

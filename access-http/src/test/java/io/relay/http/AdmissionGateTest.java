@@ -1,12 +1,14 @@
 package io.relay.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,7 +50,7 @@ class AdmissionGateTest extends AllDirectives {
 
     HttpResponse<String> second = client.send(get(base + "/quick"), HttpResponse.BodyHandlers.ofString());
     assertEquals(503, second.statusCode(), "no room for a second admission");
-    assertEquals("1", second.headers().firstValue("Retry-After").orElse(""), "the client is told when to retry");
+    assertEquals(List.of("1"), second.headers().allValues("Retry-After"), "the client is told once when to retry");
     assertEquals(1, refused.get(), "the refusal is counted");
 
     slow.complete("slow");
@@ -57,6 +59,17 @@ class AdmissionGateTest extends AllDirectives {
     assertEquals(200, client.send(get(base + "/quick"), HttpResponse.BodyHandlers.ofString()).statusCode(), "room again");
     assertEquals(404, client.send(get(base + "/nowhere"), HttpResponse.BodyHandlers.ofString()).statusCode(), "a rejection gives the slot back too");
     assertEquals(0, gate.inFlight());
+  }
+
+  @Test
+  void aBusyAnswerThatSaysWhenToRetryIsNotToldTwice() throws Exception {
+    AdmissionGate gate = new AdmissionGate(1, () -> {});
+    assertTrue(gate.tryEnter(), "the one place is taken");
+    Route route = gate.admit(Json.error(503, "busy"), () -> complete("admitted"));
+    ServerBinding binding = Http.get(system).newServerAt("127.0.0.1", 0).bind(route).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    HttpResponse<String> busy = client.send(get("http://127.0.0.1:" + binding.localAddress().getPort() + "/"), HttpResponse.BodyHandlers.ofString());
+    assertEquals(503, busy.statusCode());
+    assertEquals(List.of("1"), busy.headers().allValues("Retry-After"), "one Retry-After, the JSON error's own");
   }
 
   private static HttpRequest get(String uri) {
