@@ -61,7 +61,6 @@ public final class HttpApi extends AllDirectives {
         new SessionRoutes(
             guard,
             settings,
-            services.settings(),
             services.codes(),
             services.denyListStatus(),
             services.metrics(),

@@ -1,15 +1,11 @@
 package io.relay.http;
 
 import io.relay.Ask;
-import io.relay.RelaySettings;
-import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyCapacity;
 import io.relay.deny.DenyVerdicts;
 import io.relay.http.TokenVerifier.Claims;
 import io.relay.metrics.RelayMetrics;
-import java.security.SecureRandom;
-import java.util.Base64;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -24,28 +20,22 @@ import org.apache.pekko.http.javadsl.server.Route;
  * access ports {@link SessionRequests} answers it with the same {@link #answer}, without the route.
  */
 final class SessionRoutes extends AllDirectives {
-  private static final int CODE_BYTES = 16;
-
   private final AccessGuard guard;
   private final HttpSettings settings;
-  private final RelaySettings relaySettings;
   private final ActorRef<CodeStore.Command> codes;
   private final DenyVerdicts denyVerdicts;
   private final RelayMetrics metrics;
   private final ActorSystem<?> system;
-  private final SecureRandom random = new SecureRandom();
 
   SessionRoutes(
       AccessGuard guard,
       HttpSettings settings,
-      RelaySettings relaySettings,
       ActorRef<CodeStore.Command> codes,
       DenyVerdicts denyVerdicts,
       RelayMetrics metrics,
       ActorSystem<?> system) {
     this.guard = guard;
     this.settings = settings;
-    this.relaySettings = relaySettings;
     this.codes = codes;
     this.denyVerdicts = denyVerdicts;
     this.metrics = metrics;
@@ -110,32 +100,18 @@ final class SessionRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> store(String topic, Claims claims) {
-    String code = newCode();
-    CodeGrant grant =
-        new CodeGrant(
-            topic,
-            claims.scopes(),
-            claims.bookingId(),
-            claims.expiresAt(),
-            System.currentTimeMillis() + relaySettings.codeTtl().toMillis());
     return Ask.<CodeStore.Command, CodeStore.Issued>ask(
             codes,
-            replyTo -> new CodeStore.Issue(code, grant, replyTo),
+            replyTo -> new CodeStore.Issue(topic, claims.scopes(), claims.bookingId(), claims.expiresAt(), replyTo),
             settings.askTimeout(),
             system)
         .thenApply(
             issued -> {
-              if (issued != CodeStore.Issued.STORED) {
+              if (!(issued instanceof CodeStore.Stored stored)) {
                 return Json.error(503, "could not replicate the code to a majority of nodes; try again");
               }
               metrics.codesIssued.inc();
-              return Json.ok(Map.of("uri", settings.url() + "/session/" + topic + "?code=" + code));
+              return Json.ok(Map.of("uri", settings.url() + "/session/" + topic + "?code=" + stored.code()));
             });
-  }
-
-  private String newCode() {
-    byte[] bytes = new byte[CODE_BYTES];
-    random.nextBytes(bytes);
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
   }
 }

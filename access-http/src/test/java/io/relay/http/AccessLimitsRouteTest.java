@@ -94,7 +94,7 @@ class AccessLimitsRouteTest extends RouteTesting {
     return Behaviors.receiveMessage(
         command -> {
           if (command instanceof CodeStore.Issue issue) {
-            issue.replyTo().tell(CodeStore.Issued.STORED);
+            issue.replyTo().tell(new CodeStore.Stored("AAAAAAAAAAAAAAAAAAAAAA"));
           }
           return Behaviors.same();
         });
@@ -103,7 +103,7 @@ class AccessLimitsRouteTest extends RouteTesting {
   private Route access() {
     AccessGuard guard = new AccessGuard(new TokenVerifier(http), errors);
     return concat(
-        new SessionRoutes(guard, http, relay, codes, this::verdict, metrics, kit.system()).route(),
+        new SessionRoutes(guard, http, codes, this::verdict, metrics, kit.system()).route(),
         new BidsRoutes(guard, http, relay.denyMaxLifetime(), denyList, denyListRead::get, metrics, kit.system()).route());
   }
 

@@ -3,6 +3,8 @@ package io.relay.codes;
 import io.relay.CborSerializable;
 import io.relay.RelaySettings;
 import io.relay.ddata.ReplicatedMaps;
+import java.security.SecureRandom;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +33,8 @@ import org.apache.pekko.cluster.typed.Cluster;
  * RelaySettings#CODE_SHARDS} LWWMaps by hash of the code; each entry names the code store that
  * issued it.
  *
- * <p>Issuing writes with WriteMajority before answering. Redeeming reads the local replica (falling
+ * <p>Issuing mints the code (128 bits of randomness) and its expiry ({@code relay.code-ttl}) and
+ * writes it with WriteMajority before answering. Redeeming reads the local replica (falling
  * back to ReadMajority, so a node that has not yet received a code by gossip still finds it), and
  * then asks the code's issuer for it: the issuer alone decides a code's single use, in memory, and
  * answers "yes" to the first claim only. A code is therefore accepted at most once cluster-wide,
@@ -47,13 +50,23 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   /** Messages the code store understands. */
   public sealed interface Command {}
 
-  /** Stores a new code; answers once a majority holds it. */
-  public record Issue(String code, CodeGrant grant, ActorRef<Issued> replyTo) implements Command {}
+  /**
+   * Mints a code for {@code topic} with what a token grants ({@code scopes}, {@code bookingId}, its
+   * {@code exp} in epoch seconds) and stores it, valid for {@code relay.code-ttl}; answers once a
+   * majority holds it.
+   */
+  public record Issue(String topic, List<String> scopes, String bookingId, long tokenExpiresAt, ActorRef<Issued> replyTo)
+      implements Command {}
 
-  /** Whether an issued code was stored on a majority of nodes. */
-  public enum Issued {
-    STORED,
-    UNAVAILABLE
+  /** What became of an {@link Issue}. */
+  public sealed interface Issued {}
+
+  /** The code, stored on a majority of nodes. */
+  public record Stored(String code) implements Issued {}
+
+  /** Not confirmed by a majority in time: no code. */
+  public enum Unavailable implements Issued {
+    INSTANCE
   }
 
   /** Exchanges a code presented for {@code topic}. */
@@ -89,7 +102,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   public record ClaimAnswer(boolean granted) implements CborSerializable {}
 
   private record IssueResponse(
-      Replicator.UpdateResponse<LWWMap<String, Entry>> response, ActorRef<Issued> replyTo)
+      Replicator.UpdateResponse<LWWMap<String, Entry>> response, String code, ActorRef<Issued> replyTo)
       implements Command {}
 
   private record Lookup(
@@ -109,7 +122,10 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   private record SweepShard(Replicator.GetResponse<LWWMap<String, Entry>> response)
       implements Command {}
 
+  private static final int CODE_BYTES = 16;
+
   private final ReplicatorMessageAdapter<Command, LWWMap<String, Entry>> replicator;
+  private final SecureRandom random = new SecureRandom();
   private final SelfUniqueAddress self;
   private final Cluster cluster;
   private final RelaySettings settings;
@@ -167,22 +183,33 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   }
 
   private Behavior<Command> onIssue(Issue issue) {
-    Entry entry = new Entry(issue.grant(), getContext().getSelf());
+    String code = newCode();
+    CodeGrant grant =
+        new CodeGrant(
+            issue.topic(), issue.scopes(), issue.bookingId(), issue.tokenExpiresAt(), clock.getAsLong() + settings.codeTtl().toMillis());
+    Entry entry = new Entry(grant, getContext().getSelf());
     replicator.askUpdate(
         replyTo ->
             new Replicator.Update<>(
-                shards.get(shardOf(issue.code())),
+                shards.get(shardOf(code)),
                 LWWMap.create(),
                 new Replicator.WriteMajority(settings.replicationTimeout()),
                 replyTo,
-                map -> map.put(self, issue.code(), entry)),
-        response -> new IssueResponse(response, issue.replyTo()));
+                map -> map.put(self, code, entry)),
+        response -> new IssueResponse(response, code, issue.replyTo()));
     return this;
+  }
+
+  /** 128 bits of randomness, URL-safe Base64 without padding (22 characters). */
+  private String newCode() {
+    byte[] bytes = new byte[CODE_BYTES];
+    random.nextBytes(bytes);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
   }
 
   private Behavior<Command> onIssueResponse(IssueResponse response) {
     boolean stored = response.response() instanceof Replicator.UpdateSuccess;
-    response.replyTo().tell(stored ? Issued.STORED : Issued.UNAVAILABLE);
+    response.replyTo().tell(stored ? new Stored(response.code()) : Unavailable.INSTANCE);
     return this;
   }
 

@@ -2,6 +2,7 @@ package io.relay.codes;
 
 import io.relay.TestClusterConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import io.relay.RelaySettings;
@@ -53,14 +54,22 @@ class CodeStoreTest {
     kit.shutdownTestKit();
   }
 
-  private CodeGrant grant(String topic) {
-    return new CodeGrant(topic, List.of("read"), "booking", NOW / 1000 + 3600, clock.get() + settings.codeTtl().toMillis());
+  /** Issues a code for {@code topic} at {@code store}; the code it minted. */
+  private String issue(ActorRef<CodeStore.Command> store, String topic) {
+    TestProbe<CodeStore.Issued> issued = kit.createTestProbe();
+    store.tell(new CodeStore.Issue(topic, List.of("read"), "booking", NOW / 1000 + 3600, issued.ref()));
+    CodeStore.Issued answer = issued.receiveMessage(WAIT);
+    assertTrue(answer instanceof CodeStore.Stored, "a one-node cluster is its own majority: " + answer);
+    return ((CodeStore.Stored) answer).code();
   }
 
-  private void issue(String code, CodeGrant grant) {
-    TestProbe<CodeStore.Issued> issued = kit.createTestProbe();
-    codes.tell(new CodeStore.Issue(code, grant, issued.ref()));
-    assertEquals(CodeStore.Issued.STORED, issued.receiveMessage(WAIT), "a one-node cluster is its own majority");
+  private String issue(String topic) {
+    return issue(codes, topic);
+  }
+
+  /** What a code of {@code topic} issued now grants. */
+  private CodeGrant grant(String topic) {
+    return new CodeGrant(topic, List.of("read"), "booking", NOW / 1000 + 3600, clock.get() + settings.codeTtl().toMillis());
   }
 
   private CodeStore.Redemption redeem(String code, String topic) {
@@ -70,26 +79,27 @@ class CodeStoreTest {
   }
 
   @Test
-  void aCodeIsRedeemedOnceWithWhatItGrants() {
-    CodeGrant grant = grant("lab/once");
-    issue("once", grant);
-    assertEquals(new CodeStore.Redeemed(grant), redeem("once", "lab/once"));
-    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), redeem("once", "lab/once"));
+  void aCodeIsMintedAndRedeemedOnceWithWhatItGrants() {
+    String code = issue("lab/once");
+    assertTrue(code.matches("[A-Za-z0-9_-]{22}"), "128 bits, URL-safe Base64: " + code);
+    assertTrue(!code.equals(issue("lab/once")), "every code is new");
+    assertEquals(new CodeStore.Redeemed(grant("lab/once")), redeem(code, "lab/once"), "what the token granted, until the code TTL");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), redeem(code, "lab/once"));
   }
 
   @Test
   void aCodeIsForItsTopicOnlyAndAWrongTopicDoesNotUseItUp() {
-    issue("topic", grant("lab/right"));
-    assertEquals(new CodeStore.Rejected(CodeStore.Reason.WRONG_TOPIC), redeem("topic", "lab/wrong"));
-    assertEquals(CodeStore.Redeemed.class, redeem("topic", "lab/right").getClass());
+    String code = issue("lab/right");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.WRONG_TOPIC), redeem(code, "lab/wrong"));
+    assertEquals(CodeStore.Redeemed.class, redeem(code, "lab/right").getClass());
   }
 
   @Test
   void anExpiredCodeIsRefused() {
-    issue("late", grant("lab/late"));
+    String code = issue("lab/late");
     clock.addAndGet(settings.codeTtl().toMillis());
     try {
-      assertEquals(new CodeStore.Rejected(CodeStore.Reason.EXPIRED), redeem("late", "lab/late"));
+      assertEquals(new CodeStore.Rejected(CodeStore.Reason.EXPIRED), redeem(code, "lab/late"));
     } finally {
       clock.set(NOW);
     }
@@ -114,10 +124,8 @@ class CodeStoreTest {
   void aCodeIssuedByAnEarlierIncarnationOfThisNodeIsRefused() {
     // the store that issued it has gone (the node restarted); this node's new store cannot answer for it
     ActorRef<CodeStore.Command> earlier = kit.spawn(CodeStore.create(settings, clock::get));
-    TestProbe<CodeStore.Issued> issued = kit.createTestProbe();
-    earlier.tell(new CodeStore.Issue("orphan", grant("lab/orphan"), issued.ref()));
-    assertEquals(CodeStore.Issued.STORED, issued.receiveMessage(WAIT));
+    String code = issue(earlier, "lab/orphan");
     kit.stop(earlier);
-    assertEquals(new CodeStore.Rejected(CodeStore.Reason.ISSUER_GONE), redeem("orphan", "lab/orphan"));
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.ISSUER_GONE), redeem(code, "lab/orphan"));
   }
 }
