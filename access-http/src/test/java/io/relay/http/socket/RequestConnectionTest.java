@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -34,7 +33,7 @@ import org.junit.jupiter.api.Test;
  * idle kept-alive connection.
  */
 class RequestConnectionTest extends AllDirectives {
-  private static final Duration DEADLINE = Duration.ofSeconds(10);
+  private static final Duration DEADLINE = TestSockets.DEADLINE;
 
   private ActorSystem<Void> system;
   private SocketServer server;
@@ -44,10 +43,7 @@ class RequestConnectionTest extends AllDirectives {
 
   @AfterEach
   void stop() throws Exception {
-    if (system != null) {
-      system.terminate();
-      system.getWhenTerminated().toCompletableFuture().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
-    }
+    TestSockets.terminate(system);
   }
 
   /** {@code POST /own/...} is answered by the node ("own PATH N"); Pekko HTTP's route has /hello and /count. */
@@ -226,16 +222,14 @@ class RequestConnectionTest extends AllDirectives {
   }
 
   private Socket connect() throws IOException {
-    Socket socket = new Socket();
-    socket.setSoTimeout((int) DEADLINE.toMillis());
-    socket.connect(new InetSocketAddress("127.0.0.1", server.localAddress().getPort()));
-    return socket;
+    return TestSockets.connect(server);
   }
 
+
   private static void send(Socket socket, String text) throws IOException {
-    socket.getOutputStream().write(text.getBytes(StandardCharsets.US_ASCII));
-    socket.getOutputStream().flush();
+    TestSockets.send(socket, text);
   }
+
 
 
 }

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.typesafe.config.ConfigFactory;
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -37,7 +36,7 @@ import org.junit.jupiter.api.Test;
  * may be left open).
  */
 class SocketServerTest extends AllDirectives {
-  private static final Duration DEADLINE = Duration.ofSeconds(10);
+  private static final Duration DEADLINE = TestSockets.DEADLINE;
   private static final byte[] BIG = pattern(16 * 1024 * 1024);
   private static final String HELLO = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
 
@@ -46,10 +45,7 @@ class SocketServerTest extends AllDirectives {
 
   @AfterEach
   void stop() throws Exception {
-    if (system != null) {
-      system.terminate();
-      system.getWhenTerminated().toCompletableFuture().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
-    }
+    TestSockets.terminate(system);
   }
 
   private void start(String config) {
@@ -233,11 +229,9 @@ class SocketServerTest extends AllDirectives {
   }
 
   private Socket connect() throws IOException {
-    Socket socket = new Socket();
-    socket.setSoTimeout((int) DEADLINE.toMillis());
-    socket.connect(new InetSocketAddress("127.0.0.1", server.localAddress().getPort()));
-    return socket;
+    return TestSockets.connect(server);
   }
+
 
   /** One GET on the connection, answered with 200 "hello". */
   private static void assertAnswersHello(Socket socket) throws IOException {
@@ -246,9 +240,9 @@ class SocketServerTest extends AllDirectives {
   }
 
   private static void send(Socket socket, String text) throws IOException {
-    socket.getOutputStream().write(text.getBytes(StandardCharsets.US_ASCII));
-    socket.getOutputStream().flush();
+    TestSockets.send(socket, text);
   }
+
 
   /** Reads one response and returns its body as text; fails on a status other than 200. */
   private static String body(Socket socket) throws IOException {

@@ -1,0 +1,38 @@
+package io.relay.http.socket;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+
+/** What the socket tests do with plain sockets against a {@link SocketServer} on loopback, and how they end. */
+final class TestSockets {
+  /** How long a test's socket waits for the server, and the system for its termination. */
+  static final Duration DEADLINE = Duration.ofSeconds(10);
+
+  private TestSockets() {}
+
+  /** A socket connected to {@code server}, reads timing out after {@link #DEADLINE}. */
+  static Socket connect(SocketServer server) throws IOException {
+    Socket socket = new Socket();
+    socket.setSoTimeout((int) DEADLINE.toMillis());
+    socket.connect(new InetSocketAddress("127.0.0.1", server.localAddress().getPort()));
+    return socket;
+  }
+
+  static void send(Socket socket, String text) throws IOException {
+    socket.getOutputStream().write(text.getBytes(StandardCharsets.US_ASCII));
+    socket.getOutputStream().flush();
+  }
+
+  /** Terminates {@code system} (if started) and waits for it. */
+  static void terminate(ActorSystem<?> system) throws Exception {
+    if (system != null) {
+      system.terminate();
+      system.getWhenTerminated().toCompletableFuture().get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+    }
+  }
+}
