@@ -54,16 +54,7 @@ class RequestConnectionTest extends AllDirectives {
     Route route =
         concat(
             path("hello", () -> get(() -> complete("hello"))),
-            path(
-                "count",
-                () ->
-                    post(
-                        () ->
-                            extractRequestEntity(
-                                entity ->
-                                    onSuccess(
-                                        entity.getDataBytes().runFold(0L, (n, bytes) -> n + bytes.size(), materializer),
-                                        n -> complete(Long.toString(n)))))));
+            TestSockets.countRoute(materializer));
     OwnRequests own =
         new OwnRequests() {
           @Override

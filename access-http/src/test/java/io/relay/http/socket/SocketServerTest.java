@@ -57,16 +57,7 @@ class SocketServerTest extends AllDirectives {
         concat(
             path("hello", () -> get(() -> complete("hello"))),
             path("big", () -> get(() -> complete(HttpResponse.create().withEntity(ContentTypes.APPLICATION_OCTET_STREAM, BIG)))),
-            path(
-                "count",
-                () ->
-                    post(
-                        () ->
-                            extractRequestEntity(
-                                entity ->
-                                    onSuccess(
-                                        entity.getDataBytes().runFold(0L, (n, bytes) -> n + bytes.size(), materializer),
-                                        n -> complete(Long.toString(n)))))));
+            TestSockets.countRoute(materializer));
     SocketSettings sockets = SocketSettings.create(ConfigFactory.parseString(config).withFallback(ConfigFactory.load()));
     server = SocketServer.bind(system, "127.0.0.1", 0, route, SocketServer.Limits.create(sockets), Duration.ofSeconds(10));
   }

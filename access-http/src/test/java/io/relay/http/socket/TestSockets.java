@@ -7,6 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.http.javadsl.server.Directives;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.stream.Materializer;
 
 /** What the socket tests do with plain sockets against a {@link SocketServer} on loopback, and how they end. */
 final class TestSockets {
@@ -26,6 +29,20 @@ final class TestSockets {
   static void send(Socket socket, String text) throws IOException {
     socket.getOutputStream().write(text.getBytes(StandardCharsets.US_ASCII));
     socket.getOutputStream().flush();
+  }
+
+  /** {@code POST /count}: answers with how many bytes the request's body had, read as a stream. */
+  static Route countRoute(Materializer materializer) {
+    return Directives.path(
+        "count",
+        () ->
+            Directives.post(
+                () ->
+                    Directives.extractRequestEntity(
+                        entity ->
+                            Directives.onSuccess(
+                                entity.getDataBytes().runFold(0L, (n, bytes) -> n + bytes.size(), materializer),
+                                n -> Directives.complete(Long.toString(n))))));
   }
 
   /** Terminates {@code system} (if started) and waits for it. */
