@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntConsumer;
 import io.relay.http.log.WarningLimiter;
 import org.apache.pekko.util.ByteString;
@@ -62,6 +63,8 @@ final class RequestConnection implements IntConsumer {
   private boolean keepAlive;
   /** What the peer sent after its last answer, read and dropped while the connection lingers. */
   private long discarded;
+  /** Calls of {@link #read} not yet gone round. */
+  private final AtomicInteger turns = new AtomicInteger();
 
   /**
    * @param fallback serves the connection from a request not taken on, or null when {@code
@@ -97,7 +100,24 @@ final class RequestConnection implements IntConsumer {
     }
   }
 
+  /**
+   * Reads and moves requests on while the connection is reading. Never re-entered: a call made
+   * while one runs (the next request, after an answer that was ready at once, on the same stack or
+   * on the answering thread) makes the running one go round again, so a client that pipelines
+   * requests answered at once (401s, 503s) cannot grow the stack.
+   */
   private void read() {
+    if (turns.getAndIncrement() != 0) {
+      return;
+    }
+    do {
+      if (state == State.READING) {
+        readRequests();
+      }
+    } while (turns.decrementAndGet() != 0);
+  }
+
+  private void readRequests() {
     try {
       while (!moveOn()) {
         if (length == buffer.length) {

@@ -110,6 +110,28 @@ class RequestConnectionTest extends AllDirectives {
   }
 
   @Test
+  void thousandsOfPipelinedRequestsAnsweredAtOnceAreAllAnsweredInOrder() throws Exception {
+    start("");
+    int requests = 5_000;
+    try (Socket socket = connect()) {
+      Thread writer =
+          new Thread(
+              () -> {
+                try {
+                  send(socket, "POST /own/p HTTP/1.1\r\nHost: x\r\n\r\n".repeat(requests));
+                } catch (IOException e) {
+                  // the reads below fail with what happened
+                }
+              });
+      writer.start();
+      for (int i = 1; i <= requests; i++) {
+        assertEquals("own /own/p " + i, RawResponse.read(socket).text());
+      }
+      writer.join(DEADLINE.toMillis());
+    }
+  }
+
+  @Test
   void aBodyThatArrivesInPiecesIsReadBeforeTheNextRequest() throws IOException {
     start("");
     try (Socket socket = connect()) {
