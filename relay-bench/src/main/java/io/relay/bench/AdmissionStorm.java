@@ -39,6 +39,9 @@ import java.util.regex.Pattern;
  * charged for the wait. Access requests go round-robin over the given access URLs (the nodes of a
  * cluster); the upgrade goes where the returned URI points (the node itself, or the ingress that
  * hashes the topic onto a node).
+ *
+ * <p>Over 300 lines with its participant's state machine inside: the storm's loop, its
+ * participants and its report share the histograms and failure counts of one storm, on one thread.
  */
 final class AdmissionStorm {
   private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(30);

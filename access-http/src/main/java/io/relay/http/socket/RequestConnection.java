@@ -29,6 +29,10 @@ import org.apache.pekko.util.ByteString;
  * with its {@link RequestHead.Malformed} status and counted ({@code
  * relay_malformed_request_heads_total}); the log says only the status (a target may hold a code),
  * once of a kind per interval. The header and idle timeouts of the {@link SocketServer} apply.
+ *
+ * <p>One class of over 300 lines because it is one state machine over one socket (reading,
+ * answering, writing, lingering), run by the selector thread and by whichever thread completes an
+ * answer: who may touch the connection when is easiest to check with every transition in view.
  */
 final class RequestConnection implements IntConsumer {
   /** The largest body a request the node answers itself may carry (a browser's small JSON body). */
