@@ -43,6 +43,11 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * are refused. Verdicts are read from the node's replica without a message to this actor ({@link
  * DenyListStatus#verdict}): a code request and an admission each check one. Expired entries are
  * swept.
+ *
+ * <p>Over 300 lines: the writes, the replicated maps' changes, the sweep and the majority reads
+ * that make the list read all change the same view and the same readiness, so they are one
+ * actor's handlers; what does not touch them is in classes of its own ({@link DenyView}, {@link
+ * ShardReads}, {@link Membership}, {@link DenyCapacity}).
  */
 public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
