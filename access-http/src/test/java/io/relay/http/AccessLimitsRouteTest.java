@@ -4,21 +4,22 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.auth0.jwt.JWT;
-import com.auth0.jwt.algorithms.Algorithm;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.ConfigFactory;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyList;
+import io.relay.http.log.WarningLimiter;
 import io.relay.metrics.RelayMetrics;
+import io.relay.testing.Tokens;
 import io.relay.topic.TopicRegistry;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -27,13 +28,11 @@ import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.javadsl.testkit.TestRouteResult;
-import io.relay.http.log.WarningLimiter;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
-import org.slf4j.LoggerFactory;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.slf4j.LoggerFactory;
 
 /**
  * The access API's limits, as a client sees them: booking ids of at most 128 bytes (token claim
@@ -43,13 +42,11 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AccessLimitsRouteTest extends RouteTesting {
-  private static final String SECRET = "route-test-secret-0123456789abcdef-0123456789";
-  private static final String AUDIENCE = "http://relay.test";
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final HttpSettings http =
       HttpSettings.create(
-          ConfigFactory.parseMap(Map.of("relay.secret", SECRET, "relay.audience", AUDIENCE, "relay.ask-timeout", "3s"))
+          ConfigFactory.parseMap(Map.of("relay.secret", Tokens.SECRET, "relay.audience", Tokens.AUDIENCE, "relay.ask-timeout", "3s"))
               .withFallback(ConfigFactory.load()));
   private final WarningLimiter errors =
       WarningLimiter.start(kit.system(), LoggerFactory.getLogger(AccessLimitsRouteTest.class), Duration.ofSeconds(10));
@@ -108,22 +105,7 @@ class AccessLimitsRouteTest extends RouteTesting {
   }
 
   private static String token(String topic, List<String> scopes, String bookingId) {
-    Instant now = Instant.now();
-    var builder =
-        JWT.create()
-            .withAudience(AUDIENCE)
-            .withIssuedAt(now)
-            .withNotBefore(now)
-            .withExpiresAt(now.plusSeconds(3600))
-            .withClaim("prefix", "session")
-            .withClaim("scopes", scopes);
-    if (topic != null) {
-      builder.withClaim("topic", topic);
-    }
-    if (bookingId != null) {
-      builder.withClaim("booking_id", bookingId);
-    }
-    return builder.sign(Algorithm.HMAC256(SECRET));
+    return Tokens.sign(Tokens.session(topic, scopes, bookingId).build());
   }
 
   private static final String ADMIN = token(null, List.of("relay:admin"), null);

@@ -3,6 +3,7 @@ package io.relay.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,7 +20,6 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.junit.jupiter.api.AfterEach;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /** Past its bound the gate refuses at once with 503 and Retry-After, and admits again once there is room. */
@@ -46,7 +46,7 @@ class AdmissionGateTest extends AllDirectives {
     String base = "http://127.0.0.1:" + binding.localAddress().getPort();
 
     CompletableFuture<HttpResponse<String>> first = client.sendAsync(get(base + "/slow"), HttpResponse.BodyHandlers.ofString());
-    Awaitility.await("the first request is being worked on").atMost(Duration.ofSeconds(10)).until(() -> gate.inFlight() == 1);
+    Await.until("the first request is being worked on", Duration.ofSeconds(10), () -> gate.inFlight() == 1);
 
     HttpResponse<String> second = client.send(get(base + "/quick"), HttpResponse.BodyHandlers.ofString());
     assertEquals(503, second.statusCode(), "no room for a second admission");
@@ -55,7 +55,7 @@ class AdmissionGateTest extends AllDirectives {
 
     slow.complete("slow");
     assertEquals(200, first.get(10, TimeUnit.SECONDS).statusCode(), "the admitted request finishes");
-    Awaitility.await("the slot is given back").atMost(Duration.ofSeconds(10)).until(() -> gate.inFlight() == 0);
+    Await.until("the slot is given back", Duration.ofSeconds(10), () -> gate.inFlight() == 0);
     assertEquals(200, client.send(get(base + "/quick"), HttpResponse.BodyHandlers.ofString()).statusCode(), "room again");
     assertEquals(404, client.send(get(base + "/nowhere"), HttpResponse.BodyHandlers.ofString()).statusCode(), "a rejection gives the slot back too");
     assertEquals(0, gate.inFlight());

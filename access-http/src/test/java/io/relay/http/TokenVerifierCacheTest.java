@@ -3,10 +3,10 @@ package io.relay.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import com.auth0.jwt.JWT;
-import com.auth0.jwt.algorithms.Algorithm;
 import com.typesafe.config.ConfigFactory;
+import io.relay.testing.Tokens;
 import java.time.Instant;
+import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -20,25 +20,21 @@ import org.junit.jupiter.api.Test;
  * exactly a verified token's text is never taken from it.
  */
 class TokenVerifierCacheTest {
-  private static final String SECRET = "cache-test-secret-0123456789abcdef-0123456789";
-  private static final String AUDIENCE = "http://relay.test";
   private static final HttpSettings SETTINGS =
       HttpSettings.create(
-          ConfigFactory.parseMap(Map.of("relay.secret", SECRET, "relay.audience", AUDIENCE, "relay.token-leeway", "5s"))
+          ConfigFactory.parseMap(Map.of("relay.secret", Tokens.SECRET, "relay.audience", Tokens.AUDIENCE, "relay.token-leeway", "5s"))
               .withFallback(ConfigFactory.load()));
 
   private final AtomicLong now = new AtomicLong(Instant.now().getEpochSecond());
   private final AtomicInteger cached = new AtomicInteger();
 
   private static String token(long expiresAt) {
-    return JWT.create()
-        .withAudience(AUDIENCE)
-        .withIssuedAt(Instant.ofEpochSecond(expiresAt - 3600))
-        .withExpiresAt(Instant.ofEpochSecond(expiresAt))
-        .withClaim("topic", "lab")
-        .withClaim("booking_id", "b1")
-        .withClaim("scopes", List.of("read"))
-        .sign(Algorithm.HMAC256(SECRET));
+    return Tokens.sign(
+        Tokens.session("lab", List.of("read"), "b1")
+            .issueTime(new Date((expiresAt - 3600) * 1000))
+            .notBeforeTime(null)
+            .expirationTime(new Date(expiresAt * 1000))
+            .build());
   }
 
   private TokenVerifier verifier(int size) {

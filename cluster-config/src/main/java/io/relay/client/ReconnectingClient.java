@@ -2,7 +2,6 @@ package io.relay.client;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relay.ws.CloseCodes;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -11,7 +10,6 @@ import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -53,7 +51,6 @@ public final class ReconnectingClient implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final Options options;
   private final Listener listener;
-  private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
   private volatile WebSocket socket;
   private volatile boolean stopped;
   private int failures;
@@ -212,7 +209,7 @@ public final class ReconnectingClient implements AutoCloseable {
     }
   }
 
-  private final class Handler implements WebSocket.Listener {
+  private final class Handler extends WholeMessages {
     private final int attempt;
     private boolean ended;
 
@@ -229,26 +226,8 @@ public final class ReconnectingClient implements AutoCloseable {
     }
 
     @Override
-    public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-      return collect(webSocket, data.toString().getBytes(StandardCharsets.UTF_8), last, true);
-    }
-
-    @Override
-    public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
-      byte[] bytes = new byte[data.remaining()];
-      data.get(bytes);
-      return collect(webSocket, bytes, last, false);
-    }
-
-    private CompletionStage<?> collect(WebSocket webSocket, byte[] bytes, boolean last, boolean text) {
-      partial.writeBytes(bytes);
-      if (last) {
-        byte[] message = partial.toByteArray();
-        partial.reset();
-        listener.onMessage(text, message);
-      }
-      webSocket.request(1);
-      return null;
+    protected void onMessage(boolean text, byte[] data) {
+      listener.onMessage(text, data);
     }
 
     @Override
@@ -268,7 +247,7 @@ public final class ReconnectingClient implements AutoCloseable {
       }
       ended = true;
       socket = null;
-      partial.reset();
+      dropPartial();
       listener.onClose(code, reason);
       if (code == CloseCodes.BOOKING_DENIED) {
         stopped = true;

@@ -5,65 +5,31 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
-import io.relay.Ask;
-import io.relay.RelayServices;
 import io.relay.RelaySettings;
-import io.relay.codes.CodeStore;
-import io.relay.deny.DenyCapacity;
-import io.relay.deny.Cancel;
-import io.relay.deny.DenyList;
-import io.relay.http.AdminGuard;
-import io.relay.http.HttpApi;
-import io.relay.http.HttpServer;
 import io.relay.http.HttpSettings;
 import io.relay.http.TlsContext;
-import io.relay.http.socket.SocketCounters;
-import io.relay.http.socket.SocketServer;
 import io.relay.http.socket.SocketSettings;
-import io.relay.metrics.RelayMetrics;
-import io.relay.ws.MemoryBudget;
-import io.relay.status.ClusterStatus;
-import io.relay.status.StatsTopic;
-import io.relay.topic.ClaimAnnouncement;
-import io.relay.topic.ConnectionDirectory;
-import io.relay.topic.TopicActor;
-import io.relay.topic.TopicRegistry;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import org.apache.pekko.Done;
-import org.apache.pekko.actor.CoordinatedShutdown;
-import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.Behavior;
-import org.apache.pekko.actor.typed.javadsl.ActorContext;
-import org.apache.pekko.actor.typed.pubsub.Topic;
-import org.apache.pekko.pattern.Patterns;
-import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.http.javadsl.HttpsConnectionContext;
-import org.apache.pekko.cluster.typed.Join;
-import org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap;
-import org.apache.pekko.management.javadsl.PekkoManagement;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A relay node: its configuration, its guardian (codes, deny list, topics, HTTP servers,
- * management) and how it joins its cluster: alone, through seed nodes, or through Cluster
- * Bootstrap when a discovery method is set.
+ * A relay node: its configuration, read once into settings records, and how it joins its
+ * cluster: alone, through seed nodes, or through Cluster Bootstrap when a discovery method is
+ * set. What runs on the node is its guardian's ({@link NodeGuardian}).
  */
 public final class RelayNode {
   private static final Logger LOG = LoggerFactory.getLogger(RelayNode.class);
   /** Slack a shutdown phase gets beyond the time its task is designed to take. */
-  private static final Duration PHASE_MARGIN = Duration.ofSeconds(5);
+  static final Duration PHASE_MARGIN = Duration.ofSeconds(5);
 
   private RelayNode() {}
 
@@ -173,154 +139,7 @@ public final class RelayNode {
           "RELAY_SECRET is not set: DEVELOPMENT MODE. Tokens are checked against the documented "
               + "development key, which anyone can use; binding to loopback only.");
     }
-    return ActorSystem.create(guardian(settings), "relay", settings.config());
-  }
-
-  private static Behavior<Void> guardian(Settings settings) {
-    return Behaviors.setup(
-        context -> {
-          ActorSystem<Void> system = context.getSystem();
-          Cluster cluster = Cluster.get(system);
-          if (settings.node().seedNodes().isEmpty() && settings.node().discovery().isEmpty()) {
-            cluster.manager().tell(Join.create(cluster.selfMember().address()));
-          }
-          String node = cluster.selfMember().address().toString();
-          NodeState state = NodeState.get(system);
-          RelayServices services = spawnServices(context, settings.relay(), state, node);
-          context.spawn(LeaveWatcher.create(), "leave-watcher");
-          state.allowClusterWrites(clusterWriters(settings));
-          PekkoManagement.get(system.classicSystem()).start();
-          if (!settings.node().discovery().isEmpty()) {
-            ClusterBootstrap.get(system.classicSystem()).start();
-          }
-          bindServers(system, settings, services, state);
-          registerDrain(system, settings, services, state);
-          LogFormat.flushAtExit(system);
-          return Behaviors.empty();
-        });
-  }
-
-  /** Who may change the cluster through the management port: relay admins if enabled, else nobody. */
-  private static Optional<AdminGuard> clusterWriters(Settings settings) {
-    if (!settings.node().managementWrites()) {
-      LOG.info("management port {}:{} is read-only: cluster writes are disabled (RELAY_MANAGEMENT_WRITES)",
-          settings.node().managementHost(), settings.node().portManagement());
-      return Optional.empty();
-    }
-    LOG.info("management port {}:{} accepts cluster writes with a relay:admin token",
-        settings.node().managementHost(), settings.node().portManagement());
-    return Optional.of(new AdminGuard(settings.http()));
-  }
-
-  private static RelayServices spawnServices(
-      ActorContext<Void> context, RelaySettings relay, NodeState state, String node) {
-    RelayMetrics metrics = state.metrics();
-    MemoryBudget budget = new MemoryBudget(relay.memoryBudget(), (holder, held) -> metrics.connectionsShed.inc());
-    metrics.gauge("relay_memory_budget_bytes", "What the node holds at most of queued frames and partly received messages", budget::limit);
-    metrics.gauge("relay_memory_held_bytes", "Queued frames and partly received messages the node holds now", budget::used);
-    java.lang.management.MemoryMXBean memory = java.lang.management.ManagementFactory.getMemoryMXBean();
-    metrics.gauge("relay_jvm_heap_used_bytes", "The JVM's heap in use", () -> memory.getHeapMemoryUsage().getUsed());
-    metrics.gauge("relay_jvm_heap_max_bytes", "The JVM's maximum heap", () -> memory.getHeapMemoryUsage().getMax());
-    ConnectionDirectory directory = new ConnectionDirectory();
-    ActorRef<Topic.Command<ClaimAnnouncement>> claims =
-        context.spawn(Topic.create(ClaimAnnouncement.class, "relay-claims"), "claims-channel");
-    ActorRef<Topic.Command<Cancel>> cancels =
-        context.spawn(Topic.create(Cancel.class, "relay-cancels"), "cancels-channel");
-    ActorRef<ClusterStatus.Gather> clusterStatus =
-        context.spawn(ClusterStatus.create(relay.statusTimeout()), "cluster-status");
-    ActorRef<TopicRegistry.Command> registry =
-        context.spawn(
-            TopicRegistry.create(
-                new TopicActor.Context(
-                    relay, metrics, budget, directory, node, new StatsTopic(clusterStatus, relay, metrics, budget)),
-                claims,
-                System::currentTimeMillis),
-            "topics");
-    ActorRef<CodeStore.Command> codes =
-        context.spawn(CodeStore.create(relay, System::currentTimeMillis), "codes");
-    ActorRef<DenyList.Command> denyList =
-        context.spawn(
-            DenyList.create(relay, registry, cancels, () -> Instant.now().getEpochSecond(), state.denyList()),
-            "deny-list");
-    metrics.gauge("relay_connections", "Open WebSocket connections on this node", directory::size);
-    metrics.gauge("relay_topics", "Topics hosted on this node", directory::topicCount);
-    metrics.gauge(
-        "relay_deny_list_entries",
-        "Deny and allow entries in this node's replica of the deny list (capacity " + DenyCapacity.DEFAULT.total() + ")",
-        () -> state.denyList().entries());
-    metrics.gauge(
-        "relay_deny_list_read",
-        "1 when this node has read the deny list from a majority of nodes (it issues codes and admits connections)",
-        () -> state.denyList().isRead() ? 1 : 0);
-    Cluster cluster = Cluster.get(context.getSystem());
-    metrics.gauge(
-        "relay_cluster_members",
-        "Members of the cluster as this node sees them",
-        () -> cluster.state().getMembers().spliterator().estimateSize());
-    return new RelayServices(relay, codes, denyList, state.denyList(), registry, clusterStatus, directory, metrics, node);
-  }
-
-  private static void bindServers(
-      ActorSystem<Void> system, Settings settings, RelayServices services, NodeState state) {
-    HttpApi api = new HttpApi(settings.http(), services, system, state::isDraining);
-    HttpSettings http = settings.http();
-    Optional<HttpsConnectionContext> tls = settings.tls();
-    SocketServer.Limits sockets = SocketServer.Limits.create(settings.sockets());
-    registerSocketMetrics(state.metrics(), sockets);
-    CompletionStage<InetSocketAddress> access =
-        settings.node().runsAccess()
-            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), api.accessRequests(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
-            : CompletableFuture.completedFuture(null);
-    CompletionStage<InetSocketAddress> relay =
-        settings.node().runsRelay()
-            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), api.relayHandshake(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
-            : CompletableFuture.completedFuture(null);
-    access.thenAcceptBoth(relay, state::serversBound);
-  }
-
-  private static void registerSocketMetrics(RelayMetrics metrics, SocketServer.Limits sockets) {
-    SocketCounters counters = sockets.counters();
-    metrics.gauge("relay_socket_connections", "Client connections open on the node's plain-HTTP ports", sockets.slots()::used);
-    metrics.gauge("relay_max_connections", "Client connections the node's plain-HTTP ports hold at most", sockets.slots()::limit);
-    metrics.counter("relay_accept_failures", "accept() calls that failed (file descriptors exhausted)", counters::acceptFailures);
-    metrics.counter("relay_header_timeouts", "Connections closed for not finishing a request head in time", counters::headerTimeouts);
-    metrics.counter("relay_malformed_request_heads", "Request heads on the relay port refused as unreadable (400, 414, 431, 505)", counters::malformedHeads);
-    metrics.counter("relay_idle_timeouts", "Connections closed for being idle", counters::idleTimeouts);
-    metrics.counter("relay_connection_limit_reached", "Times a port stopped accepting at max-connections", counters::limitReached);
-  }
-
-  /**
-   * The drain on SIGTERM or a cluster Leave: /ready false at once; after the drain delay the
-   * servers stop accepting (each port's unbind, registered by {@code HttpServer} in the same
-   * phase) and every relay connection is closed with 1001, spread over the drain spread; then the
-   * node leaves the cluster and exits.
-   */
-  private static void registerDrain(
-      ActorSystem<Void> system, Settings settings, RelayServices services, NodeState state) {
-    CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
-    shutdown.addTask(
-        CoordinatedShutdown.PhaseBeforeServiceUnbind(),
-        "relay-not-ready",
-        () -> {
-          state.startDraining();
-          LOG.info("draining: not ready; closing connections in {}", settings.node().drainDelay());
-          return Patterns.after(
-              settings.node().drainDelay(),
-              system.classicSystem().scheduler(),
-              system.executionContext(),
-              () -> CompletableFuture.completedFuture(Done.getInstance()));
-        });
-    shutdown.addTask(
-        CoordinatedShutdown.PhaseServiceUnbind(),
-        "relay-close-connections",
-        () -> {
-          Duration spread = settings.relay().drainSpread();
-          LOG.info("draining: closing {} connections with 1001 over {}", services.directory().size(), spread);
-          return Ask.<TopicRegistry.Command, Done>ask(
-                  services.registry(), TopicRegistry.Drain::new, spread.plus(PHASE_MARGIN), system)
-              .thenCompose(done -> services.directory().whenEmpty())
-              .thenApply(empty -> Done.getInstance());
-        });
+    return ActorSystem.create(NodeGuardian.create(settings), "relay", settings.config());
   }
 
   private static ConfigValue millis(Duration duration) {

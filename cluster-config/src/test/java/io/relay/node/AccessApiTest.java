@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.nimbusds.jwt.JWTClaimsSet;
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -117,7 +119,7 @@ class AccessApiTest {
         "a missing code is refused");
     String expiring = access.relayUri("lab/a", token);
     Instant lapsed = Instant.now().plus(CODE_TTL).plusMillis(100);
-    Waits.await("the code's lifetime has passed", CODE_TTL.plusSeconds(5), () -> Instant.now().isAfter(lapsed));
+    Await.until("the code's lifetime has passed", CODE_TTL.plusSeconds(5), () -> Instant.now().isAfter(lapsed));
     assertEquals(401, assertThrows(Participant.Refused.class, () -> Participant.connect(expiring)).status, "an expired code is refused");
   }
 

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -53,7 +55,7 @@ class ClusterTest {
     for (TestNode node : List.of(a, b, c)) {
       open.add(join(node, "probe/" + node.remotePort, "read"));
     }
-    Waits.await(
+    Await.until(
         "GET /status on a lists connections of all three nodes",
         Duration.ofSeconds(20),
         () -> nodesInStatus(a).size() == 3);
@@ -134,7 +136,7 @@ class ClusterTest {
       address = Cluster.get(issuer.system).selfMember().address().toString();
       issued = issued.replace(":" + issuer.relayPort + "/", ":" + b.relayPort + "/");
     }
-    Waits.await(
+    Await.until(
         "b sees the issuing node leave",
         Duration.ofSeconds(30),
         () -> StreamSupport.stream(Cluster.get(b.system).state().getMembers().spliterator(), false)
@@ -188,7 +190,7 @@ class ClusterTest {
     CompletableFuture<Participant> second = CompletableFuture.supplyAsync(() -> Participant.connect(onB));
     try (Participant pa = first.get(20, TimeUnit.SECONDS);
         Participant pb = second.get(20, TimeUnit.SECONDS)) {
-      Waits.await("one of the two participants is moved", Duration.ofSeconds(5), () -> pa.isClosed() || pb.isClosed());
+      Await.until("one of the two participants is moved", Duration.ofSeconds(5), () -> pa.isClosed() || pb.isClosed());
       Participant moved = pa.isClosed() ? pa : pb;
       Participant kept = pa.isClosed() ? pb : pa;
       TestNode winner = pa.isClosed() ? b : a;
@@ -225,7 +227,7 @@ class ClusterTest {
           org.junit.jupiter.api.Assertions.assertThrows(Participant.Refused.class, () -> join(a, topic, "read", "write"));
       assertEquals(503, refused.status, "a refuses the topic during hold-down");
       Participant[] back = new Participant[1];
-      Waits.await(
+      Await.until(
           "a accepts the topic again after its hold-down",
           HOLD_DOWN.plusSeconds(5),
           () -> {
@@ -301,7 +303,7 @@ class ClusterTest {
   void statusOnAnyNodeReportsTheConnectionsOfEveryNode() {
     Set<String> all = Set.of(a.address(), b.address(), c.address());
     for (TestNode node : List.of(a, b, c)) {
-      Waits.await(
+      Await.until(
           "GET /status on " + node.address() + " lists connections of all three nodes",
           Duration.ofSeconds(10),
           () -> {

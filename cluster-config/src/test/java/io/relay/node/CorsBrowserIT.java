@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;

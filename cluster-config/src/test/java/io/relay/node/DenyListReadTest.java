@@ -3,6 +3,8 @@ package io.relay.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -17,7 +19,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import scala.concurrent.Await;
 
 /**
  * A node cut off from a majority of its cluster (three nodes in this JVM; the network between one
@@ -66,7 +67,7 @@ class DenyListReadTest {
     String pending = new AccessClient(cutOff).relayUri(TOPIC, token("kept")).replaceAll(".*code=", "");
 
     cut(true);
-    Waits.await("the cut-off node is no longer ready", Duration.ofSeconds(20), () -> cutOff.readyStatus() != 200);
+    Await.until("the cut-off node is no longer ready", Duration.ofSeconds(20), () -> cutOff.readyStatus() != 200);
     AccessClient.Answer refused = new AccessClient(cutOff).post("/session/" + TOPIC, token("kept"));
     assertEquals(503, refused.status(), "POST /session on the cut-off node: " + refused.body());
     assertEquals(503, refused.body().get("code").asInt(), "a JSON error");
@@ -97,7 +98,7 @@ class DenyListReadTest {
     ThrottlerTransportAdapter.ThrottleMode mode =
         cut ? ThrottlerTransportAdapter.blackholeThrottleMode() : ThrottlerTransportAdapter.unthrottledThrottleMode();
     for (TestNode other : List.of(b, c)) {
-      Await.result(
+      scala.concurrent.Await.result(
           provider
               .transport()
               .managementCommand(

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.deny.DenyCapacity;
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.time.Duration;
@@ -86,7 +88,7 @@ class DenyListScaleTest {
     }
     System.out.printf("deny writes per second by batch of %d (list growing to %d): %s%n", batch, ENTRIES, rounded(rates));
     for (TestNode node : nodes) {
-      Waits.await(
+      Await.until(
           "the replica of " + node.address() + " holds every entry",
           Duration.ofSeconds(20),
           () -> NodeState.get(node.system).denyList().entries() == ENTRIES,

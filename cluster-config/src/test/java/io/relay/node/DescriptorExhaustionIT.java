@@ -2,6 +2,7 @@ package io.relay.node;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -78,7 +79,7 @@ class DescriptorExhaustionIT {
 
   private void assertAnswersAClient() {
     String token = node.token("fd/demo", "read", "write");
-    Waits.await(
+    Await.until(
         "a client after the idle connections gets a relay URI (log: " + node.log() + ")",
         Duration.ofSeconds(60),
         () -> node.postSession("fd/demo", token) == 200);

@@ -1,5 +1,7 @@
 package io.relay.node;
 
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -76,7 +78,7 @@ final class JarNode implements AutoCloseable {
       throws IOException {
     JarNode node = new JarNode(name, secret, jvmOptions, env, descriptorLimit);
     try {
-      Waits.await("the node is ready (log: " + node.log + ")", READY_TIMEOUT, () -> {
+      Await.until("the node is ready (log: " + node.log + ")", READY_TIMEOUT, () -> {
         if (!node.process.isAlive()) {
           throw new AssertionError("the node exited while starting (log: " + node.log + ")");
         }

@@ -3,6 +3,8 @@ package io.relay.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -30,7 +32,7 @@ class JoinAndDrainTest {
         first.leave(late);
         long asked = System.nanoTime();
         long[] unreadyAt = new long[1];
-        Waits.await("the leaving node's /ready turns false", Duration.ofSeconds(5), () -> {
+        Await.until("the leaving node's /ready turns false", Duration.ofSeconds(5), () -> {
           unreadyAt[0] = System.nanoTime();
           return late.readyStatus() != 200;
         });
@@ -42,7 +44,7 @@ class JoinAndDrainTest {
         System.out.printf(
             "leave: unready after %d ms, clients closed after %d ms, node stopped after %d ms%n",
             (unreadyAt[0] - asked) / 1_000_000, (closedAt - asked) / 1_000_000, (System.nanoTime() - asked) / 1_000_000);
-        Waits.await("the cluster no longer lists the node that left", Duration.ofSeconds(15), () -> first.memberCount() == 1);
+        Await.until("the cluster no longer lists the node that left", Duration.ofSeconds(15), () -> first.memberCount() == 1);
       } finally {
         late.close();
       }

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -86,10 +88,10 @@ class LogSecrecyTest {
     assertTrue(answers.stream().anyMatch(a -> a.contains(" 400 ")), "some requests were refused as malformed: " + answers);
     assertTrue(answers.stream().anyMatch(a -> a.contains(" 431 ")), "the over-long header was refused: " + answers);
     assertTrue(answers.stream().anyMatch(a -> a.contains(" 414 ")), "the over-long target was refused: " + answers);
-    Waits.await("the refusals are logged", Duration.ofSeconds(10), () -> !log.messagesContaining(REFUSED).isEmpty());
+    Await.until("the refusals are logged", Duration.ofSeconds(10), () -> !log.messagesContaining(REFUSED).isEmpty());
     // Pekko's own lines go through its logging actor: a line logged after them arrives after them
     node.system.classicSystem().log().warning("end of the malformed requests");
-    Waits.await("Pekko's log is written", Duration.ofSeconds(10), () -> !log.messagesContaining("end of the malformed requests").isEmpty());
+    Await.until("Pekko's log is written", Duration.ofSeconds(10), () -> !log.messagesContaining("end of the malformed requests").isEmpty());
 
     String text = log.text();
     String[] segments = token.split("\\.");
@@ -123,7 +125,7 @@ class LogSecrecyTest {
         assertTrue(answer.contains(" 400 "), answer);
       }
       long[] accounted = new long[2];
-      Waits.await(
+      Await.until(
           "every refusal is logged or counted",
           Duration.ofSeconds(10),
           () -> {

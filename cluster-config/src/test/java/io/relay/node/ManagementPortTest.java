@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -121,7 +123,7 @@ class ManagementPortTest {
 
       HttpResponse<String> left = node.managementWrite("PUT", self, "operation=Leave", "Bearer " + Tokens.admin("relay:admin"));
       assertEquals(200, left.statusCode(), left.body());
-      Waits.await("the node that was asked to leave turns unready", Duration.ofSeconds(10), () -> node.readyStatus() != 200);
+      Await.until("the node that was asked to leave turns unready", Duration.ofSeconds(10), () -> node.readyStatus() != 200);
       node.system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
     } finally {
       node.close();

@@ -2,6 +2,7 @@ package io.relay.node;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.relay.testing.Tokens;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

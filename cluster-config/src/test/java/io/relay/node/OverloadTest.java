@@ -3,6 +3,8 @@ package io.relay.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -105,7 +107,7 @@ class OverloadTest {
         String uri = access.relayUri(topic, Tokens.session(topic, "read"));
         stalled.add(RawWebSocket.connectWithReceiveBuffer(uri, 4096));
       }
-      Waits.await(
+      Await.until(
           "the node sheds stalled readers",
           Duration.ofSeconds(30),
           () -> node.metric("relay_connections_shed_total") > shedBefore,
@@ -142,7 +144,7 @@ class OverloadTest {
           // shed before it finished sending: its close is read below like the others'
         }
       }
-      Waits.await(
+      Await.until(
           "the node sheds writers holding partial messages",
           Duration.ofSeconds(30),
           () -> node.metric("relay_connections_shed_total") > shedBefore,

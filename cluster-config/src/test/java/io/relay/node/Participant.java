@@ -1,6 +1,6 @@
 package io.relay.node;
 
-import java.io.ByteArrayOutputStream;
+import io.relay.client.WholeMessages;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /** A WebSocket participant built on the JDK's standard client: records frames and the close code. */
-final class Participant implements WebSocket.Listener, AutoCloseable {
+final class Participant extends WholeMessages implements AutoCloseable {
   /** One received message. */
   record Frame(boolean text, byte[] data) {
     String asText() {
@@ -42,7 +42,6 @@ final class Participant implements WebSocket.Listener, AutoCloseable {
   final CompletableFuture<Integer> closeCode = new CompletableFuture<>();
   final CompletableFuture<Void> pinged = new CompletableFuture<>();
   private final boolean reading;
-  private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
   private WebSocket socket;
 
   private Participant(boolean reading) {
@@ -88,32 +87,15 @@ final class Participant implements WebSocket.Listener, AutoCloseable {
   }
 
   @Override
-  public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-    return collect(webSocket, data.toString().getBytes(StandardCharsets.UTF_8), last, true);
-  }
-
-  @Override
-  public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
-    byte[] bytes = new byte[data.remaining()];
-    data.get(bytes);
-    return collect(webSocket, bytes, last, false);
-  }
-
-  private CompletionStage<?> collect(WebSocket webSocket, byte[] bytes, boolean last, boolean text) {
-    partial.writeBytes(bytes);
-    if (last) {
-      frames.add(new Frame(text, partial.toByteArray()));
-      partial.reset();
-    }
-    webSocket.request(1);
-    return null;
+  protected void onMessage(boolean text, byte[] data) {
+    frames.add(new Frame(text, data));
   }
 
   @Override
   public CompletionStage<?> onPing(WebSocket webSocket, ByteBuffer message) {
     pinged.complete(null);
     webSocket.request(1);
-    return WebSocket.Listener.super.onPing(webSocket, message);
+    return super.onPing(webSocket, message);
   }
 
   @Override

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -146,7 +148,7 @@ class RelayHandshakeTest {
       byte[] status = socket.getInputStream().readNBytes(12);
       assertEquals("HTTP/1.1 101", new String(status, StandardCharsets.US_ASCII));
       JsonNode[] report = {null};
-      Waits.await(
+      Await.until(
           "GET /status lists the proxied connection",
           Duration.ofSeconds(10),
           () -> {

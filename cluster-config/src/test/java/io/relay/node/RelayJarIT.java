@@ -3,6 +3,8 @@ package io.relay.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -78,7 +80,7 @@ class RelayJarIT {
 
     long started = System.nanoTime();
     String[] uri = new String[1];
-    Waits.await(
+    Await.until(
         "the access API of the jar answers with a relay URI (log: " + log + ")",
         Duration.ofSeconds(30),
         () -> (uri[0] = postSession(token)) != null);
@@ -90,7 +92,7 @@ class RelayJarIT {
         RawHttp.exchange(port, null, request);
       }
     }
-    Waits.await("the malformed requests are logged (log: " + log + ")", Duration.ofSeconds(10), () -> contains(log, LogSecrecyTest.REFUSED));
+    Await.until("the malformed requests are logged (log: " + log + ")", Duration.ofSeconds(10), () -> contains(log, LogSecrecyTest.REFUSED));
     try (Participant a = Participant.connect(uri[0]);
         Participant b = Participant.connect(pending)) {
       a.sendText("through the jar");
@@ -129,7 +131,7 @@ class RelayJarIT {
                 "RELAY_URL", "ws://127.0.0.1:" + relay),
             log);
     URI self = URI.create("http://127.0.0.1:" + management + "/cluster/members/pekko://relay@127.0.0.1:" + remote);
-    Waits.await("the jar's /ready answers 200 (log: " + log + ")", Duration.ofSeconds(30), () -> ready(management));
+    Await.until("the jar's /ready answers 200 (log: " + log + ")", Duration.ofSeconds(30), () -> ready(management));
     String admin = Tokens.sign(Tokens.session(null, List.of("relay:admin"), null).build(), SECRET);
     HttpResponse<String> asked =
         http.send(
@@ -193,11 +195,11 @@ class RelayJarIT {
         log);
     String token = Tokens.sign(Tokens.session("demo", java.util.List.of("read", "write"), "booking-json").audience("http://127.0.0.1:3000").build(), SECRET);
     String[] uri = new String[1];
-    Waits.await("the access API answers with a relay URI (log: " + log + ")", Duration.ofSeconds(30), () -> (uri[0] = postSession(access, token)) != null);
+    Await.until("the access API answers with a relay URI (log: " + log + ")", Duration.ofSeconds(30), () -> (uri[0] = postSession(access, token)) != null);
     try (Participant p = Participant.connect(uri[0])) {
-      Waits.await("the connection's opening is logged", Duration.ofSeconds(10), () -> contains(log, "connection opened"));
+      Await.until("the connection's opening is logged", Duration.ofSeconds(10), () -> contains(log, "connection opened"));
     }
-    Waits.await("the connection's closing is logged", Duration.ofSeconds(10), () -> contains(log, "connection closed"));
+    Await.until("the connection's closing is logged", Duration.ofSeconds(10), () -> contains(log, "connection closed"));
     com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
     boolean sawClose = false;
     for (String line : Files.readAllLines(log)) {

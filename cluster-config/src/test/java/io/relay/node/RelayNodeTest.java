@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
@@ -150,7 +152,7 @@ class RelayNodeTest {
         Participant.Frame got = fast.next();
         assertEquals(i, (got.data()[0] & 0xFF) | ((got.data()[1] & 0xFF) << 8), "the fast reader gets every frame in order");
       }
-      Waits.await(
+      Await.until(
           "/status reports frames dropped for the stalled reader",
           Duration.ofSeconds(10),
           () -> droppedFor(topic, false) > 0);

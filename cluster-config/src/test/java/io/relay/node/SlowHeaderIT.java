@@ -3,6 +3,7 @@ package io.relay.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -73,7 +74,7 @@ class SlowHeaderIT {
     int lateComer;
     try (NodeWatch watch = new NodeWatch(node); QuietPair quiet = new QuietPair(node, "attack/quiet-slow-header", threads);
         Selector selector = Selector.open()) {
-      Waits.await("the quiet pair exchanges messages before the attack", Duration.ofSeconds(30), () -> quiet.exchanged() > 0);
+      Await.until("the quiet pair exchanges messages before the attack", Duration.ofSeconds(30), () -> quiet.exchanged() > 0);
       for (int i = 0; i < CONNECTIONS; i++) {
         boolean relayPort = i % 2 == 0;
         clients.add(SlowClient.open(selector, relayPort ? node.relay : node.access, relayPort ? relayHead(i) : accessHead(i)));

@@ -2,6 +2,8 @@ package io.relay.node;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -18,8 +20,8 @@ import org.apache.pekko.actor.typed.ActorSystem;
 
 /** A relay node started in this JVM on free loopback ports, for tests. */
 final class TestNode implements AutoCloseable {
-  static final String SECRET = "test-secret-0123456789abcdef-0123456789abcdef";
-  static final String AUDIENCE = "http://relay.test";
+  static final String SECRET = Tokens.SECRET;
+  static final String AUDIENCE = Tokens.AUDIENCE;
 
   final int accessPort;
   final int relayPort;
@@ -207,7 +209,7 @@ final class TestNode implements AutoCloseable {
   void awaitReady(Duration timeout) {
     String[] last = {"no answer"};
     URI ready = management("/ready");
-    Waits.await(
+    Await.until(
         "the node is ready",
         timeout,
         () -> {

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.relay.harness.Await;
+import io.relay.testing.Await;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;

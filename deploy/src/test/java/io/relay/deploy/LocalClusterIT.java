@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.relay.harness.Await;
+import io.relay.testing.Await;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;

@@ -1,9 +1,8 @@
 package io.relay.deploy;
 
-import io.relay.node.LoopbackPorts;
-
-import io.relay.harness.Await;
 import io.relay.harness.ManagedProcess;
+import io.relay.node.LoopbackPorts;
+import io.relay.testing.Await;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

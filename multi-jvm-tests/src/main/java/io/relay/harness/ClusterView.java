@@ -2,6 +2,7 @@ package io.relay.harness;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

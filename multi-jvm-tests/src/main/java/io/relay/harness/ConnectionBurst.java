@@ -1,5 +1,7 @@
 package io.relay.harness;
 
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

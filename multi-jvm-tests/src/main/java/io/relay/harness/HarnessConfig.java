@@ -8,11 +8,6 @@ import java.nio.file.Path;
  * Failsafe as system properties, with defaults for running from the project root.
  */
 public record HarnessConfig(Path jar, Path proxyTemplates, Path workDir, Path reportDir) {
-  /** The token secret every harness node and client shares. */
-  public static final String SECRET = "harness-secret-0123456789abcdef-0123456789abcdef";
-  /** The audience every harness token carries. */
-  public static final String AUDIENCE = "http://relay.harness";
-
   public static HarnessConfig fromSystemProperties() {
     HarnessConfig config =
         new HarnessConfig(

@@ -1,7 +1,8 @@
 package io.relay.harness;
 
 import io.relay.node.LoopbackPorts;
-
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -40,8 +41,8 @@ public final class NodeProcess implements AutoCloseable {
       Map<String, String> jvmProperties) {
     this.name = name;
     Map<String, String> env = new HashMap<>();
-    env.put("RELAY_SECRET", HarnessConfig.SECRET);
-    env.put("RELAY_AUDIENCE", HarnessConfig.AUDIENCE);
+    env.put("RELAY_SECRET", Tokens.SECRET);
+    env.put("RELAY_AUDIENCE", Tokens.AUDIENCE);
     env.put("RELAY_HOST", "127.0.0.1");
     env.put("RELAY_PORT_ACCESS", String.valueOf(accessPort));
     env.put("RELAY_PORT_RELAY", String.valueOf(relayPort));

@@ -97,6 +97,11 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
     return List.copyOf(received);
   }
 
+  /** How many messages it has received, over all its connections. */
+  public synchronized int receivedCount() {
+    return received.size();
+  }
+
   public synchronized List<Integer> refusals() {
     return List.copyOf(refusals);
   }

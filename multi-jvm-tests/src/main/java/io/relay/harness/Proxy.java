@@ -1,16 +1,19 @@
 package io.relay.harness;
 
 import io.relay.node.LoopbackPorts;
-
+import io.relay.testing.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -19,16 +22,66 @@ import java.util.stream.Collectors;
  * round robin. Reloading it with a new node list keeps established WebSockets on their old
  * workers, as a production reload does.
  */
-public abstract class Proxy implements AutoCloseable {
+public final class Proxy implements AutoCloseable {
+  /**
+   * What differs between the proxies: the binary, its configuration template and file, the
+   * arguments that check and run a configuration (given the proxy's directory and configuration
+   * file), the signal that reloads it, and how one node is written as a relay and an access
+   * upstream.
+   */
+  private record Kind(
+      String name,
+      String binary,
+      String template,
+      String configName,
+      BiFunction<Path, Path, List<String>> checkArgs,
+      BiFunction<Path, Path, List<String>> runArgs,
+      String reloadSignal,
+      Function<NodeProcess, String> relayServer,
+      Function<NodeProcess, String> accessServer) {}
+
+  /** nginx with {@code hash $uri consistent;}. */
+  private static final Kind NGINX =
+      new Kind(
+          "nginx",
+          "/usr/sbin/nginx",
+          "nginx.conf.template",
+          "nginx.conf",
+          (dir, file) -> List.of("-t", "-q", "-p", dir + "/", "-c", file.toString(), "-e", dir + "/error.log"),
+          (dir, file) -> List.of("-p", dir + "/", "-c", file.toString(), "-e", dir + "/error.log"),
+          "HUP",
+          node -> "    server 127.0.0.1:" + node.relayPort + " max_fails=0;",
+          node -> "    server 127.0.0.1:" + node.accessPort + ";");
+
+  /**
+   * HAProxy with {@code balance uri} and {@code hash-type consistent}, keyed on server ids: the id
+   * is stable for a node's address, so the ring only changes where nodes change.
+   */
+  private static final Kind HAPROXY =
+      new Kind(
+          "haproxy",
+          "/usr/sbin/haproxy",
+          "haproxy.cfg.template",
+          "haproxy.cfg",
+          (dir, file) -> List.of("-c", "-q", "-f", file.toString()),
+          (dir, file) -> List.of("-W", "-db", "-f", file.toString()),
+          "USR2",
+          node -> "  server relay-" + node.remotePort + " 127.0.0.1:" + node.relayPort + " id " + node.remotePort,
+          node -> "  server access-" + node.remotePort + " 127.0.0.1:" + node.accessPort + " id " + node.remotePort);
+
   public final int relayPort = LoopbackPorts.free();
   public final int accessPort = LoopbackPorts.free();
-  protected final HarnessConfig config;
-  protected final Path dir;
+  private final HarnessConfig config;
+  private final Kind kind;
+  private final Path dir;
+  private final Path configFile;
   private ManagedProcess process;
 
-  protected Proxy(HarnessConfig config, String name) {
+  private Proxy(HarnessConfig config, Kind kind) {
     this.config = config;
-    this.dir = config.workDir().resolve(name + "-" + relayPort);
+    this.kind = kind;
+    this.dir = config.workDir().resolve(kind.name() + "-" + relayPort).toAbsolutePath();
+    this.configFile = dir.resolve(kind.configName());
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {
@@ -36,24 +89,23 @@ public abstract class Proxy implements AutoCloseable {
     }
   }
 
+  /** A proxy of {@code kind}: {@code nginx} or {@code haproxy}. */
+  public static Proxy of(String kind, HarnessConfig config) {
+    return switch (kind) {
+      case "nginx" -> new Proxy(config, NGINX);
+      case "haproxy" -> new Proxy(config, HAPROXY);
+      default -> throw new IllegalArgumentException("no proxy " + kind + ": nginx or haproxy");
+    };
+  }
+
+  public static Proxy nginx(HarnessConfig config) {
+    return of("nginx", config);
+  }
+
   /** The proxy's name in reports: nginx or haproxy. */
-  public abstract String kind();
-
-  protected abstract String binary();
-
-  protected abstract String template();
-
-  protected abstract Path configFile();
-
-  protected abstract List<String> checkCommand();
-
-  protected abstract List<String> runCommand();
-
-  protected abstract String reloadSignal();
-
-  protected abstract String relayServer(NodeProcess node);
-
-  protected abstract String accessServer(NodeProcess node);
+  public String kind() {
+    return kind.name();
+  }
 
   /** The relay URL clients should be given: this proxy's relay port. */
   public String relayUrl() {
@@ -66,11 +118,11 @@ public abstract class Proxy implements AutoCloseable {
 
   /** Writes the configuration for {@code nodes} and starts the proxy. */
   public Proxy start(List<NodeProcess> nodes) {
-    if (!Files.isExecutable(Path.of(binary()))) {
-      throw new AssertionError(kind() + " is not installed (" + binary() + "): apt-get install " + kind());
+    if (!Files.isExecutable(Path.of(kind.binary()))) {
+      throw new AssertionError(kind() + " is not installed (" + kind.binary() + "): apt-get install " + kind());
     }
     writeConfig(nodes);
-    process = ManagedProcess.start(kind(), runCommand(), Map.of(), dir.resolve(kind() + ".out"));
+    process = ManagedProcess.start(kind(), command(kind.runArgs()), Map.of(), dir.resolve(kind() + ".out"));
     Await.until(kind() + " listens on " + relayPort, Duration.ofSeconds(15), () -> listening(relayPort) && listening(accessPort));
     return this;
   }
@@ -79,7 +131,7 @@ public abstract class Proxy implements AutoCloseable {
   public void reload(List<NodeProcess> nodes) {
     writeConfig(nodes);
     Set<Long> before = workers();
-    process.signal(reloadSignal());
+    process.signal(kind.reloadSignal());
     Await.until(kind() + " started workers with the new configuration", Duration.ofSeconds(15), () -> {
       Set<Long> now = workers();
       now.removeAll(before);
@@ -112,17 +164,17 @@ public abstract class Proxy implements AutoCloseable {
   private void writeConfig(List<NodeProcess> nodes) {
     try {
       String text =
-          Files.readString(config.proxyTemplates().resolve(template()))
-              .replace("${PREFIX}", dir.toAbsolutePath().toString())
+          Files.readString(config.proxyTemplates().resolve(kind.template()))
+              .replace("${PREFIX}", dir.toString())
               .replace("${RELAY_LISTEN}", "127.0.0.1:" + relayPort)
               .replace("${ACCESS_LISTEN}", "127.0.0.1:" + accessPort)
-              .replace("${RELAY_UPSTREAMS}", nodes.stream().map(this::relayServer).collect(Collectors.joining("\n")))
-              .replace("${ACCESS_UPSTREAMS}", nodes.stream().map(this::accessServer).collect(Collectors.joining("\n")));
-      Files.writeString(configFile(), text);
-      Process check = new ProcessBuilder(checkCommand()).redirectErrorStream(true).start();
+              .replace("${RELAY_UPSTREAMS}", nodes.stream().map(kind.relayServer()).collect(Collectors.joining("\n")))
+              .replace("${ACCESS_UPSTREAMS}", nodes.stream().map(kind.accessServer()).collect(Collectors.joining("\n")));
+      Files.writeString(configFile, text);
+      Process check = new ProcessBuilder(command(kind.checkArgs())).redirectErrorStream(true).start();
       String output = new String(check.getInputStream().readAllBytes());
       if (!check.waitFor(15, TimeUnit.SECONDS) || check.exitValue() != 0) {
-        throw new AssertionError(kind() + " refused its configuration " + configFile() + ":\n" + output);
+        throw new AssertionError(kind() + " refused its configuration " + configFile + ":\n" + output);
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -130,6 +182,13 @@ public abstract class Proxy implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
     }
+  }
+
+  private List<String> command(BiFunction<Path, Path, List<String>> args) {
+    List<String> command = new ArrayList<>();
+    command.add(kind.binary());
+    command.addAll(args.apply(dir, configFile));
+    return command;
   }
 
   private static boolean listening(int port) {
@@ -144,111 +203,6 @@ public abstract class Proxy implements AutoCloseable {
   public void close() {
     if (process != null) {
       stop();
-    }
-  }
-
-  /** nginx with {@code hash $uri consistent;}. */
-  public static final class Nginx extends Proxy {
-    public Nginx(HarnessConfig config) {
-      super(config, "nginx");
-    }
-
-    @Override
-    public String kind() {
-      return "nginx";
-    }
-
-    @Override
-    protected String binary() {
-      return "/usr/sbin/nginx";
-    }
-
-    @Override
-    protected String template() {
-      return "nginx.conf.template";
-    }
-
-    @Override
-    protected Path configFile() {
-      return dir.resolve("nginx.conf").toAbsolutePath();
-    }
-
-    @Override
-    protected List<String> checkCommand() {
-      return List.of(binary(), "-t", "-q", "-p", dir.toAbsolutePath() + "/", "-c", configFile().toString(), "-e", dir.toAbsolutePath() + "/error.log");
-    }
-
-    @Override
-    protected List<String> runCommand() {
-      return List.of(binary(), "-p", dir.toAbsolutePath() + "/", "-c", configFile().toString(), "-e", dir.toAbsolutePath() + "/error.log");
-    }
-
-    @Override
-    protected String reloadSignal() {
-      return "HUP";
-    }
-
-    @Override
-    protected String relayServer(NodeProcess node) {
-      return "    server 127.0.0.1:" + node.relayPort + " max_fails=0;";
-    }
-
-    @Override
-    protected String accessServer(NodeProcess node) {
-      return "    server 127.0.0.1:" + node.accessPort + ";";
-    }
-  }
-
-  /** HAProxy with {@code balance uri} and {@code hash-type consistent}, keyed on server ids. */
-  public static final class Haproxy extends Proxy {
-    public Haproxy(HarnessConfig config) {
-      super(config, "haproxy");
-    }
-
-    @Override
-    public String kind() {
-      return "haproxy";
-    }
-
-    @Override
-    protected String binary() {
-      return "/usr/sbin/haproxy";
-    }
-
-    @Override
-    protected String template() {
-      return "haproxy.cfg.template";
-    }
-
-    @Override
-    protected Path configFile() {
-      return dir.resolve("haproxy.cfg").toAbsolutePath();
-    }
-
-    @Override
-    protected List<String> checkCommand() {
-      return List.of(binary(), "-c", "-q", "-f", configFile().toString());
-    }
-
-    @Override
-    protected List<String> runCommand() {
-      return List.of(binary(), "-W", "-db", "-f", configFile().toString());
-    }
-
-    @Override
-    protected String reloadSignal() {
-      return "USR2";
-    }
-
-    @Override
-    protected String relayServer(NodeProcess node) {
-      // the id is stable for a node's address, so the ring only changes where nodes change
-      return "  server relay-" + node.remotePort + " 127.0.0.1:" + node.relayPort + " id " + node.remotePort;
-    }
-
-    @Override
-    protected String accessServer(NodeProcess node) {
-      return "  server access-" + node.remotePort + " 127.0.0.1:" + node.accessPort + " id " + node.remotePort;
     }
   }
 }

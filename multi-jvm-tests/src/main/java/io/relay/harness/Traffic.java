@@ -1,5 +1,7 @@
 package io.relay.harness;
 
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
@@ -128,7 +130,7 @@ public final class Traffic implements AutoCloseable {
   /** A participant of this traffic's access URL and ingress. */
   public Participant participant(String topic, String name, String bookingId, String... scopes) {
     HttpClient client = http.get(participants++ % http.size());
-    return new Participant(name, client, clients, accessUrl, relayBase, topic, Tokens.session(topic, bookingId, scopes));
+    return new Participant(name, client, clients, accessUrl, relayBase, topic, Tokens.booked(topic, bookingId, scopes));
   }
 
   /**
@@ -166,6 +168,17 @@ public final class Traffic implements AutoCloseable {
     for (Topic topic : topics.values()) {
       sending.add(senders.scheduleAtFixedRate(topic::sendOne, 0, period.toMillis(), TimeUnit.MILLISECONDS));
     }
+  }
+
+  /**
+   * Waits until every reader has received {@code frames} more frames than it had when called:
+   * traffic has flowed to everyone for a while (before an event, or after convergence).
+   */
+  public void awaitFrames(String when, int frames, Duration timeout) {
+    Map<Participant, Integer> start = new java.util.HashMap<>();
+    topics.values().forEach(t -> t.readers.forEach(r -> start.put(r, r.receivedCount())));
+    Await.until("every reader has received " + frames + " more frames " + when, timeout,
+        () -> start.entrySet().stream().allMatch(e -> e.getKey().receivedCount() - e.getValue() >= frames));
   }
 
   /**

@@ -3,6 +3,8 @@ package io.relay.harness;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
+import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -32,12 +34,12 @@ class CodesAndDenyIT {
   void codesWorkOnEveryNodeAndADenyClosesTheBookingEverywhere() throws Exception {
     Scenario scenario = new Scenario(config, "codes-and-deny", "nginx");
     boolean passed = false;
-    try (Proxy proxy = new Proxy.Nginx(config);
+    try (Proxy proxy = Proxy.nginx(config);
         RelayCluster cluster = new RelayCluster(config, proxy.relayUrl(), Map.of()).start(3);
         Traffic traffic = new Traffic(proxy.accessUrl())) {
       NodeProcess first = cluster.running().get(0);
       NodeProcess second = cluster.running().get(1);
-      String token = Tokens.session("codes/one", "booking-codes", "read", "write");
+      String token = Tokens.booked("codes/one", "booking-codes", "read", "write");
 
       String issuedOnFirst = code(first, "codes/one", token);
       assertOpens(second, "codes/one", issuedOnFirst, "a code issued on one node is redeemed on another");

@@ -2,6 +2,7 @@ package io.relay.harness;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,8 +37,6 @@ class CrashAtSizeIT {
   private static final List<String> REFUSAL_COUNTERS =
       List.of("relay_admissions_refused", "relay_holddown_refusals", "relay_codes_refused", "relay_deny_list_unread_refusals");
 
-  private final HarnessConfig config = HarnessConfig.fromSystemProperties();
-
   @Test
   @EnabledIfSystemProperty(named = "scenario.size", matches = "full|[0-9]+")
   void everyClientOfTheKilledNodeReconnectsWithoutLosingFramesOutsideItsWindow() {
@@ -45,75 +44,51 @@ class CrashAtSizeIT {
     Duration period = Duration.ofMillis(Long.getLong("scenario.frame-ms", DEFAULT_FRAME_PERIOD.toMillis()));
     int connections = topics * (1 + READERS);
     assertEnoughFileDescriptors(connections);
-    Scenario scenario = new Scenario(config, "crash-at-size-" + connections + "-connections-sigkill", "nginx");
-    scenario.put("topics", topics);
-    scenario.put("connections", connections);
-    scenario.put("frame_period_ms", period.toMillis());
-    long started = System.nanoTime();
-    boolean passed = false;
-    try (Proxy proxy = new Proxy.Nginx(config);
-        RelayCluster cluster = new RelayCluster(config, proxy.relayUrl(), Map.of()).start(3);
-        Traffic traffic = new Traffic(proxy.accessUrl())) {
-      proxy.start(cluster.running());
-      long connecting = System.nanoTime();
-      traffic.topics("size", topics, READERS).connect(Duration.ofSeconds(240));
-      scenario.put("all_connected_after_ms", millisSince(connecting));
-      Map<String, Integer> expected = ScenarioAssertions.expected(traffic);
-      Await.until("every topic is on exactly one node with all its participants before the crash", Duration.ofSeconds(60),
-          () -> ClusterView.status(proxy.accessUrl()).converged(expected));
-      traffic.startSending(period);
-      Await.pause(3000);
-      scenario.countersBefore(cluster.running());
-
-      Map<String, Set<String>> byNode = ClusterView.status(proxy.accessUrl()).topicsByNode();
+    TrafficScenario scenario =
+        new TrafficScenario("crash-at-size-" + connections + "-connections-sigkill", "nginx")
+            .topics("size", topics, READERS)
+            .pace(period, Duration.ofSeconds(240))
+            .settle(Duration.ofSeconds(3));
+    scenario.scenario().put("topics", topics);
+    scenario.scenario().put("connections", connections);
+    scenario.scenario().put("frame_period_ms", period.toMillis());
+    scenario.run(run -> {
+      Traffic traffic = run.traffic();
+      Map<String, Set<String>> byNode = ClusterView.status(run.proxy().accessUrl()).topicsByNode();
       NodeProcess victim =
-          cluster.running().stream().max(Comparator.comparingInt(n -> byNode.getOrDefault(n.address(), Set.of()).size())).orElseThrow();
+          run.cluster().running().stream().max(Comparator.comparingInt(n -> byNode.getOrDefault(n.address(), Set.of()).size())).orElseThrow();
       Set<String> victimTopics = byNode.getOrDefault(victim.address(), Set.of());
       List<Participant> victimClients = new ArrayList<>();
       victimTopics.forEach(t -> victimClients.addAll(traffic.topics().get(t).participants()));
       Map<String, Integer> topicsPerNode = new TreeMap<>();
       byNode.forEach((node, hosted) -> topicsPerNode.put(node, hosted.size()));
       Map<Integer, Long> refusedBefore = traffic.refusals();
-      List<NodeProcess> survivors = cluster.running().stream().filter(n -> n != victim).toList();
+      List<NodeProcess> survivors = run.cluster().running().stream().filter(n -> n != victim).toList();
       Map<String, Double> refusalCountersBefore = refusalCounters(survivors);
 
       long event = System.nanoTime();
-      cluster.crash(victim);
-      proxy.reload(cluster.running());
+      run.cluster().crash(victim);
+      run.proxy().reload(run.cluster().running());
       long reconnected = Await.until(
           "every client of the killed node (" + victimClients.size() + ") has reconnected", Duration.ofSeconds(180),
           () -> victimClients.stream().allMatch(p -> reopenedSince(p, event)));
-      NodeProcess survivor = cluster.running().get(0);
+      NodeProcess survivor = run.cluster().running().get(0);
       long removed = Await.until("the cluster removes the dead node", Duration.ofSeconds(60), () -> survivor.metric("relay_cluster_members") == 2);
-      Await.until("every topic is on exactly one survivor with all its participants", Duration.ofSeconds(60),
-          () -> ClusterView.status(proxy.accessUrl()).converged(expected));
-      scenario.convergence(millisSince(event));
-      Await.pause(2000);
-      traffic.stopSending(Duration.ofSeconds(3));
-      scenario.countersAfter(cluster.running());
+      run.awaitConverged("every topic is on exactly one survivor with all its participants", event);
 
-      scenario.put("topics_by_node_before_crash", topicsPerNode);
-      scenario.put("topics_on_dead_node", victimTopics.size());
-      scenario.put("clients_of_dead_node", victimClients.size());
-      scenario.put("all_clients_of_dead_node_reconnected_after_ms", reconnected);
-      scenario.put("dead_node_removed_after_ms", removed);
-      scenario.put("admissions_refused_during_reconnects_by_status", since(refusedBefore, traffic.refusals()));
-      scenario.put("refusals_by_status", traffic.refusals());
-      scenario.put("survivors_refusal_counters_during_reconnects", grown(refusalCountersBefore, refusalCounters(survivors)));
-      scenario.put("close_seen_after_kill_ms", closesSeen(victimClients, event));
-      scenario.put("frames_lost_with_the_node", lostWithTheNode(traffic, victimTopics, event));
-      Delivery.Summary victims = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE, victimTopics);
-      scenario.put("dead_node_clients_reconnect_window_ms", windows(victims));
-      Delivery.Summary delivery = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE);
-      scenario.delivery(delivery);
-      ScenarioAssertions.deliveredAsPromised(delivery);
+      Scenario report = run.scenario();
+      report.put("topics_by_node_before_crash", topicsPerNode);
+      report.put("topics_on_dead_node", victimTopics.size());
+      report.put("clients_of_dead_node", victimClients.size());
+      report.put("all_clients_of_dead_node_reconnected_after_ms", reconnected);
+      report.put("dead_node_removed_after_ms", removed);
+      report.put("admissions_refused_during_reconnects_by_status", since(refusedBefore, traffic.refusals()));
+      report.put("survivors_refusal_counters_during_reconnects", grown(refusalCountersBefore, refusalCounters(survivors)));
+      report.put("close_seen_after_kill_ms", closesSeen(victimClients, event));
+      report.put("frames_lost_with_the_node", lostWithTheNode(traffic, victimTopics, event));
+      report.put("dead_node_clients_reconnect_window_ms", windows(traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE, victimTopics)));
       assertTrue(!victimTopics.isEmpty(), "the killed node hosted topics");
-      LogHygiene.assertClean(cluster.logs());
-      passed = true;
-    } finally {
-      scenario.put("scenario_ms", millisSince(started));
-      scenario.report(passed);
-    }
+    });
   }
 
   /** {@code full}: 1,000 topics; a number: that many. */
@@ -228,10 +203,6 @@ class CrashAtSizeIT {
       }
     });
     return grown;
-  }
-
-  private static long millisSince(long start) {
-    return (System.nanoTime() - start) / 1_000_000;
   }
 
   /** The test JVM, nginx and the nodes inherit this process's limit; fail at once if it is too low. */

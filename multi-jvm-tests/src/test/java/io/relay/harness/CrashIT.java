@@ -2,8 +2,8 @@ package io.relay.harness;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -12,46 +12,21 @@ import org.junit.jupiter.api.Test;
  * topics again; the cluster downs and removes the dead node.
  */
 class CrashIT {
-  private final HarnessConfig config = HarnessConfig.fromSystemProperties();
-
   @Test
   void survivorsServeTheDeadNodesTopics() {
-    Scenario scenario = new Scenario(config, "crash-1-of-3-sigkill", "nginx");
-    boolean passed = false;
-    try (Proxy proxy = new Proxy.Nginx(config);
-        RelayCluster cluster = new RelayCluster(config, proxy.relayUrl(), Map.of()).start(3);
-        Traffic traffic = new Traffic(proxy.accessUrl())) {
-      proxy.start(cluster.running());
-      traffic.topics("crash", 50, 1).connect(Duration.ofSeconds(60));
-      traffic.startSending(Duration.ofMillis(50));
-      Await.pause(2000);
-      scenario.countersBefore(cluster.running());
-
-      NodeProcess victim = cluster.running().get(2);
-      long hosted = ClusterView.status(proxy.accessUrl()).nodesByTopic().values().stream().filter(n -> n.contains(victim.address())).count();
+    new TrafficScenario("crash-1-of-3-sigkill", "nginx").topics("crash", 50, 1).run(run -> {
+      NodeProcess victim = run.cluster().running().get(2);
+      long hosted =
+          ClusterView.status(run.proxy().accessUrl()).nodesByTopic().values().stream().filter(n -> n.contains(victim.address())).count();
       long event = System.nanoTime();
-      cluster.crash(victim);
-      proxy.reload(cluster.running());
-      NodeProcess survivor = cluster.running().get(0);
+      run.cluster().crash(victim);
+      run.proxy().reload(run.cluster().running());
+      NodeProcess survivor = run.cluster().running().get(0);
       long removed = Await.until("the cluster removes the dead node", Duration.ofSeconds(60), () -> survivor.metric("relay_cluster_members") == 2);
-      Await.until("every topic is on exactly one survivor with all its participants", Duration.ofSeconds(60),
-          () -> ClusterView.status(proxy.accessUrl()).converged(ScenarioAssertions.expected(traffic)));
-      scenario.convergence((System.nanoTime() - event) / 1_000_000);
-      Await.pause(2000);
-      traffic.stopSending(Duration.ofSeconds(1));
-      scenario.countersAfter(cluster.running());
-
-      scenario.put("topics_on_dead_node", hosted);
-      scenario.put("dead_node_removed_after_ms", removed);
-      scenario.put("refusals_by_status", traffic.refusals());
-      Delivery.Summary delivery = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE);
-      scenario.delivery(delivery);
-      ScenarioAssertions.deliveredAsPromised(delivery);
+      run.awaitConverged("every topic is on exactly one survivor with all its participants", event);
+      run.scenario().put("topics_on_dead_node", hosted);
+      run.scenario().put("dead_node_removed_after_ms", removed);
       assertTrue(hosted > 0, "the killed node hosted topics");
-      LogHygiene.assertClean(cluster.logs());
-      passed = true;
-    } finally {
-      scenario.report(passed);
-    }
+    });
   }
 }

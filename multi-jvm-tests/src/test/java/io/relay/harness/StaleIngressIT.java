@@ -2,6 +2,7 @@ package io.relay.harness;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,8 +28,8 @@ class StaleIngressIT {
   void aContestedTopicDoesNotFlapFasterThanTheHoldDown() {
     Scenario scenario = new Scenario(config, "stale-ingress-replica", "nginx x2");
     boolean passed = false;
-    try (Proxy current = new Proxy.Nginx(config);
-        Proxy stale = new Proxy.Nginx(config);
+    try (Proxy current = Proxy.nginx(config);
+        Proxy stale = Proxy.nginx(config);
         RelayCluster cluster =
             new RelayCluster(config, current.relayUrl(), Map.of("RELAY_CLAIMS_HOLD_DOWN", HOLD_DOWN.toMillis() + "ms")).start(3);
         Traffic viaCurrent = new Traffic(current.accessUrl());

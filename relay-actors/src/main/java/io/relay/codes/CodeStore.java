@@ -19,8 +19,8 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.cluster.ClusterEvent.CurrentClusterState;
 import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.MemberStatus;
-import org.apache.pekko.cluster.ddata.LWWMap;
 import org.apache.pekko.cluster.ddata.Key;
+import org.apache.pekko.cluster.ddata.LWWMap;
 import org.apache.pekko.cluster.ddata.LWWMapKey;
 import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
@@ -44,6 +44,10 @@ import org.apache.pekko.cluster.typed.Cluster;
  * expired. Codes stay in the maps until the sweep after they expire, used or not: removing a used
  * code would replicate one more change per admission and protect nothing, since its issuer
  * refuses a second claim.
+ *
+ * <p>Why one actor of over 300 lines: issuing, redeeming, the issuer's answers to claims and the
+ * sweep all work on the same replicated maps and the same record of claimed codes; the entry
+ * format and shard choice are small records beside it.
  */
 public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 

@@ -2,13 +2,13 @@ package io.relay.topic;
 
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
+import io.relay.ws.CloseCodes;
 import io.relay.ws.CloseFrame;
 import io.relay.ws.CloseHandshake;
-import io.relay.ws.CloseCodes;
 import io.relay.ws.InboundProtocol;
 import io.relay.ws.MemoryBudget;
-import io.relay.ws.WsFrames;
 import io.relay.ws.WsFrames.Frame;
+import io.relay.ws.WsFrames;
 import java.util.ArrayDeque;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.FlowShape;
@@ -32,6 +32,11 @@ import org.apache.pekko.util.ByteString;
  *
  * <p>Keeping it to one stage keeps the per-connection graph, and so the memory per idle
  * connection, small; messages are never re-materialised as sub-streams.
+ *
+ * <p>Why one class of over 300 lines: a GraphStage's handlers share its mutable state and run on
+ * one thread; the protocol's rules are in the {@code ws} package ({@link InboundProtocol}, {@link
+ * CloseHandshake}, {@code OutboundQueue}), and what is left here is their wiring to the inlet,
+ * outlet, timers and the topic, which only reads as one piece.
  */
 final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>> {
   private static final Frame PING = WsFrames.frame(WsFrames.PING, ByteString.emptyByteString());

@@ -27,6 +27,10 @@ import java.util.Arrays;
  * The array of a message that arrives over several reads is counted in the node's {@link
  * MemoryBudget} until the message is handed on or dropped. Breaking a rule or a close from the
  * client ends the reading: bytes after that are not read.
+ *
+ * <p>Why one class of over 300 lines: it is RFC 6455's reading rules in order, each a few lines,
+ * over one frame's state; framing itself ({@link FrameReader}), unmasking ({@link Unmasker}) and
+ * UTF-8 ({@link Utf8Validator}) are their own classes.
  */
 public final class InboundProtocol implements FrameReader.Handler {
   /** Room left in front of a message's payload for the server's frame header. */

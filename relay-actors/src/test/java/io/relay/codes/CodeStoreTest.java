@@ -1,11 +1,11 @@
 package io.relay.codes;
 
-import io.relay.TestClusterConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import io.relay.RelaySettings;
+import io.relay.testing.TestClusterConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;

@@ -1,6 +1,5 @@
 package io.relay.ddata;
 
-import io.relay.TestClusterConfig;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.RelaySettings;
@@ -8,6 +7,7 @@ import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
 import io.relay.deny.BookingState;
 import io.relay.deny.DenyCapacity;
+import io.relay.testing.TestClusterConfig;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;

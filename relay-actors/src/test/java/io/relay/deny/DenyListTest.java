@@ -1,12 +1,12 @@
 package io.relay.deny;
 
-import io.relay.TestClusterConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import io.relay.RelaySettings;
+import io.relay.testing.TestClusterConfig;
 import io.relay.topic.TopicRegistry;
 import java.time.Duration;
 import java.util.ArrayList;

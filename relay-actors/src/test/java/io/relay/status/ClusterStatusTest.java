@@ -2,7 +2,7 @@ package io.relay.status;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.relay.TestClusterConfig;
+import io.relay.testing.TestClusterConfig;
 import io.relay.topic.ClusterEvent;
 import io.relay.topic.ConnectionReport;
 import io.relay.topic.TopicRegistry;

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import com.typesafe.config.ConfigFactory;
 import io.relay.RelaySettings;
-import io.relay.TestClusterConfig;
 import io.relay.metrics.RelayMetrics;
+import io.relay.testing.TestClusterConfig;
 import io.relay.topic.Connection;
 import io.relay.topic.Room;
 import io.relay.ws.MemoryBudget;

@@ -1,9 +1,9 @@
 package io.relay.topic;
 
-import io.relay.TestClusterConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.TestClusterConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

@@ -3,7 +3,7 @@ package io.relay.topic;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.relay.TestClusterConfig;
+import io.relay.testing.TestClusterConfig;
 import io.relay.ws.CloseCodes;
 import java.time.Duration;
 import java.util.List;

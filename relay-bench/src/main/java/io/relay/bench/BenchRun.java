@@ -9,6 +9,10 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * One workload run: opens its connections (see {@link BenchConnections}), paces the writers, measures
  * windows and returns the figures as a map for the JSON result. Every wait is bounded.
+ *
+ * <p>Why one class of over 300 lines: the traffic workloads (W1-W4, with the saturation search
+ * and the step beyond it) and the idle one (W5) share the run's connections, writers, pacing and
+ * resource probe; the connect storm (W6) is its own class ({@link AdmissionStorm}).
  */
 final class BenchRun {
   private static final long DRAIN_MILLIS = 3000;

@@ -18,6 +18,10 @@ import java.util.concurrent.CompletableFuture;
  * <p>Client frames are masked with the all-zero key (legal, and the server does the same unmasking
  * work for any key), so sending needs no XOR pass; a frame is a small header buffer plus a shared,
  * read-only filler buffer.
+ *
+ * <p>Why one class of over 300 lines: the upgrade, writing and the frame parser share one
+ * connection's buffers and run on one event-loop thread; a load generator that copies or hands
+ * over between objects would measure itself instead of the server.
  */
 final class WsClient {
   /** Bytes at the start of every benchmark message: send time (ns), sequence number, writer id. */

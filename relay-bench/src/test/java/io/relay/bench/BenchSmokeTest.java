@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.testing.Await;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -16,7 +17,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -114,17 +114,19 @@ class BenchSmokeTest {
   private static void awaitReady(Duration timeout) {
     HttpClient http = HttpClient.newHttpClient();
     URI ready = URI.create("http://127.0.0.1:" + managementPort + "/ready");
-    Awaitility.await("the benchmark's node is ready (its log: " + dir.resolve("node.log") + ")")
-        .atMost(timeout)
-        .pollInterval(Duration.ofMillis(200))
-        .ignoreExceptionsInstanceOf(IOException.class)
-        .until(
-            () -> {
-              if (!node.isAlive()) {
-                throw new AssertionError("the node exited with " + node.exitValue() + "; see " + dir.resolve("node.log"));
-              }
-              return http.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-            });
+    Await.until("the benchmark's node is ready (its log: " + dir.resolve("node.log") + ")", timeout, () -> {
+      if (!node.isAlive()) {
+        throw new AssertionError("the node exited with " + node.exitValue() + "; see " + dir.resolve("node.log"));
+      }
+      try {
+        return http.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+      } catch (IOException notYet) {
+        return false;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    });
   }
 
   private static int freePort() {

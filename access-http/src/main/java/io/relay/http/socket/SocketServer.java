@@ -1,5 +1,7 @@
 package io.relay.http.socket;
 
+import io.relay.http.log.ServerLog;
+import io.relay.http.log.WarningLimiter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -20,8 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import io.relay.http.log.ServerLog;
-import io.relay.http.log.WarningLimiter;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.server.Route;
@@ -59,6 +59,13 @@ import scala.concurrent.duration.FiniteDuration;
  * pekko.stream.materializer.io.tcp.write-buffer-size} before it stops pulling, as Pekko's TCP
  * stage does. {@link #unbind} stops accepting; {@link #terminate} also closes what is still open
  * after a deadline.
+ *
+ * <p>Why one class of about 400 lines: the selector loop, accepting under the connection limit,
+ * registering a connection's interest and handing a connection from its request reader to its
+ * stream all change the same selector's state from its one thread; split further, each piece
+ * would need that thread's invariants restated. The parts that stand alone are their own classes
+ * ({@link ConnectionSweep}, {@link AcceptBackoff}, {@link ConnectionSlots}, {@link
+ * RequestConnection}, {@link SocketStage}).
  */
 public final class SocketServer {
   private static final Logger LOG = LoggerFactory.getLogger(SocketServer.class);

@@ -4,8 +4,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.ArrayDeque;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayDeque;
 import java.util.function.Function;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSession;
@@ -45,6 +45,10 @@ import org.apache.pekko.util.ByteString;
  *
  * <p>Under HTTP the stage follows request heads ({@link RequestHeads}) so that the server's header
  * timeout knows when one is being received.
+ *
+ * <p>Why one class of over 300 lines: reading, writing, the two ways of finishing and the
+ * selector's wake-ups all act on one socket and one set of stage handlers; the head tracking is
+ * its own class ({@link RequestHeads}).
  */
 final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private static final int BUFFER_BYTES = 128 * 1024;

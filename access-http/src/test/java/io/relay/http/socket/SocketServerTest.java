@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import io.relay.testing.Await;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.Socket;
@@ -25,7 +26,6 @@ import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.stream.Materializer;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -211,9 +211,7 @@ class SocketServerTest extends AllDirectives {
     } finally {
       pool.shutdownNow();
     }
-    Awaitility.await("the server closes all " + clients + " vanished connections")
-        .atMost(DEADLINE)
-        .until(() -> server.openConnections() == 0);
+    Await.until("the server closes all " + clients + " vanished connections", DEADLINE, () -> server.openConnections() == 0);
     try (Socket socket = connect()) {
       assertAnswersHello(socket);
     }

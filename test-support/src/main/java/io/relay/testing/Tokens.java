@@ -1,4 +1,4 @@
-package io.relay.node;
+package io.relay.testing;
 
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
@@ -19,17 +19,21 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Mints tokens with Nimbus JOSE+JWT, an HS256 library independent of the relay's own, so tests
- * prove that any standard token works.
+ * prove that any standard token works. Nodes under test are given {@link #SECRET} and {@link
+ * #AUDIENCE} unless a test says otherwise.
  */
-final class Tokens {
+public final class Tokens {
+  public static final String SECRET = "test-secret-0123456789abcdef-0123456789abcdef";
+  public static final String AUDIENCE = "http://relay.test";
+
   private Tokens() {}
 
-  /** Claims of a valid session token. */
-  static JWTClaimsSet.Builder session(String topic, List<String> scopes, String bookingId) {
+  /** Claims of a valid session token for the test audience, valid for an hour from now. */
+  public static JWTClaimsSet.Builder session(String topic, List<String> scopes, String bookingId) {
     Instant now = Instant.now();
     JWTClaimsSet.Builder claims =
         new JWTClaimsSet.Builder()
-            .audience(TestNode.AUDIENCE)
+            .audience(AUDIENCE)
             .issueTime(Date.from(now))
             .notBeforeTime(Date.from(now))
             .expirationTime(Date.from(now.plus(Duration.ofHours(1))))
@@ -44,19 +48,26 @@ final class Tokens {
     return claims;
   }
 
-  static String session(String topic, String... scopes) {
+  /** A session token of booking {@code booking-1}. */
+  public static String session(String topic, String... scopes) {
     return sign(session(topic, List.of(scopes), "booking-1").build());
   }
 
-  static String admin(String... scopes) {
+  /** A session token of booking {@code bookingId}. */
+  public static String booked(String topic, String bookingId, String... scopes) {
+    return sign(session(topic, List.of(scopes), bookingId).build());
+  }
+
+  /** An operator's token: no topic, no booking, these scopes. */
+  public static String admin(String... scopes) {
     return sign(session(null, List.of(scopes), null).build());
   }
 
-  static String sign(JWTClaimsSet claims) {
-    return sign(claims, TestNode.SECRET);
+  public static String sign(JWTClaimsSet claims) {
+    return sign(claims, SECRET);
   }
 
-  static String sign(JWTClaimsSet claims, String secret) {
+  public static String sign(JWTClaimsSet claims, String secret) {
     try {
       SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), claims);
       jwt.sign(new MACSigner(secret.getBytes(StandardCharsets.UTF_8)));
@@ -68,9 +79,9 @@ final class Tokens {
 
   /**
    * A token of exactly this header and these claims (JSON text, whatever their shape), signed
-   * HS256 with the test node's secret.
+   * HS256 with {@link #SECRET}.
    */
-  static String signRaw(String header, String claims) {
+  public static String signRaw(String header, String claims) {
     try {
       Base64.Encoder base64 = Base64.getUrlEncoder().withoutPadding();
       String signed =
@@ -78,7 +89,7 @@ final class Tokens {
               + "."
               + base64.encodeToString(claims.getBytes(StandardCharsets.UTF_8));
       Mac mac = Mac.getInstance("HmacSHA256");
-      mac.init(new SecretKeySpec(TestNode.SECRET.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+      mac.init(new SecretKeySpec(SECRET.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
       return signed + "." + base64.encodeToString(mac.doFinal(signed.getBytes(StandardCharsets.US_ASCII)));
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException(e);
@@ -86,7 +97,7 @@ final class Tokens {
   }
 
   /** An unsigned token ({@code alg: none}). */
-  static String unsigned(JWTClaimsSet claims) {
+  public static String unsigned(JWTClaimsSet claims) {
     return new PlainJWT(claims).serialize();
   }
 }

@@ -1,4 +1,4 @@
-package io.relay;
+package io.relay.testing;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;

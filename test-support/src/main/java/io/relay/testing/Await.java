@@ -1,21 +1,31 @@
-package io.relay.harness;
+package io.relay.testing;
 
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionTimeoutException;
 
 /** Deadline-bound waits (Awaitility): every wait says what did not happen. */
 public final class Await {
-  private static final Duration POLL = Duration.ofMillis(100);
+  private static final Duration POLL = Duration.ofMillis(50);
 
   private Await() {}
 
-  /** Polls until {@code condition} holds; returns the milliseconds it took. */
+  /** Polls until {@code condition} holds, or fails with {@code what}; returns the milliseconds it took. */
   public static long until(String what, Duration timeout, BooleanSupplier condition) {
+    return until(what, timeout, condition, () -> "");
+  }
+
+  /**
+   * As {@link #until(String, Duration, BooleanSupplier)}; on a timeout the failure also carries
+   * {@code lastSeen}, what the condition last observed.
+   */
+  public static long until(String what, Duration timeout, BooleanSupplier condition, Supplier<String> lastSeen) {
     long start = System.nanoTime();
     if (!upTo(what, timeout, condition)) {
-      throw new AssertionError("timed out after " + timeout + " waiting until " + what);
+      String seen = lastSeen.get();
+      throw new AssertionError("timed out after " + timeout + " waiting until " + what + (seen.isEmpty() ? "" : "; last seen: " + seen));
     }
     return (System.nanoTime() - start) / 1_000_000;
   }
@@ -31,8 +41,8 @@ public final class Await {
   }
 
   /**
-   * Lets a scenario run for a stated time: traffic before and after its event, or the period a
-   * stale ingress is observed. Not a wait for a condition (use {@link #until} for those).
+   * Lets a test run for a stated time: the period a stale ingress is observed, or the delay a
+   * server asked for with {@code Retry-After}. Not a wait for a condition (use {@link #until}).
    */
   public static void pause(long millis) {
     try {

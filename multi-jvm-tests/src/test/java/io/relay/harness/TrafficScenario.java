@@ -1,0 +1,131 @@
+package io.relay.harness;
+
+import io.relay.testing.Await;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * The skeleton every scenario under traffic shares: a proxy in front of a cluster, topics of one
+ * writer and some readers connected through it, frames flowing to every reader before the event,
+ * the event (the test's own), frames flowing to every reader again after convergence, then the
+ * delivery analysis, the log check and the report entry (written whether the run passed or not).
+ */
+final class TrafficScenario {
+  /** Frames every reader must receive before the event and again after convergence. */
+  private static final int FRAMES_AROUND_THE_EVENT = 20;
+
+  /** What an event and the checks after it work with. */
+  record Run(Proxy proxy, RelayCluster cluster, Traffic traffic, Scenario scenario) {
+    /**
+     * Waits until every topic is on exactly one node with all its participants and {@code also}
+     * holds of the cluster's view; records the convergence time since {@code event} (nanoTime).
+     */
+    void awaitConverged(String what, long event, Predicate<ClusterView.Snapshot> also) {
+      Await.until(what, Duration.ofSeconds(60), () -> converged(also));
+      scenario.convergence((System.nanoTime() - event) / 1_000_000);
+    }
+
+    private boolean converged(Predicate<ClusterView.Snapshot> also) {
+      ClusterView.Snapshot now = ClusterView.status(proxy.accessUrl());
+      return now.converged(ScenarioAssertions.expected(traffic)) && also.test(now);
+    }
+
+    void awaitConverged(String what, long event) {
+      awaitConverged(what, event, snapshot -> true);
+    }
+  }
+
+  private final HarnessConfig config = HarnessConfig.fromSystemProperties();
+  private final Scenario scenario;
+  private final String proxyKind;
+  private int nodes = 3;
+  private Map<String, String> env = Map.of();
+  private String prefix;
+  private int topics;
+  private int readers = 1;
+  private Duration framePeriod = Duration.ofMillis(50);
+  private Duration connectWithin = Duration.ofSeconds(60);
+  private Duration settle = Duration.ofSeconds(1);
+
+  TrafficScenario(String name, String proxyKind) {
+    this.scenario = new Scenario(config, name, proxyKind);
+    this.proxyKind = proxyKind;
+  }
+
+  TrafficScenario nodes(int n, Map<String, String> nodeEnv) {
+    this.nodes = n;
+    this.env = nodeEnv;
+    return this;
+  }
+
+  /** {@code n} topics {@code prefix-0..n-1} of one writer and {@code readersPerTopic} readers. */
+  TrafficScenario topics(String topicPrefix, int n, int readersPerTopic) {
+    this.prefix = topicPrefix;
+    this.topics = n;
+    this.readers = readersPerTopic;
+    return this;
+  }
+
+  /** One frame per topic every {@code period}; everyone connected within {@code within}. */
+  TrafficScenario pace(Duration period, Duration within) {
+    this.framePeriod = period;
+    this.connectWithin = within;
+    return this;
+  }
+
+  /** How long, at most, readers may take to get their topics' last frames once sending stops. */
+  TrafficScenario settle(Duration lastFrames) {
+    this.settle = lastFrames;
+    return this;
+  }
+
+  /** The scenario's report entry, for figures of the test's own. */
+  Scenario scenario() {
+    return scenario;
+  }
+
+  void run(Consumer<Run> event) {
+    run(event, run -> {});
+  }
+
+  /**
+   * Runs the scenario: {@code event} happens under traffic and ends once the cluster has
+   * converged; {@code checks} run after the delivery analysis, with the counters read after.
+   */
+  void run(Consumer<Run> event, Consumer<Run> checks) {
+    long started = System.nanoTime();
+    boolean passed = false;
+    try (Proxy proxy = Proxy.of(proxyKind, config);
+        RelayCluster cluster = new RelayCluster(config, proxy.relayUrl(), env).start(nodes);
+        Traffic traffic = new Traffic(proxy.accessUrl())) {
+      proxy.start(cluster.running());
+      Run run = new Run(proxy, cluster, traffic, scenario);
+      long connecting = System.nanoTime();
+      traffic.topics(prefix, topics, readers).connect(connectWithin);
+      scenario.put("all_connected_after_ms", (System.nanoTime() - connecting) / 1_000_000);
+      Await.until("every topic is on exactly one node with all its participants before the event", Duration.ofSeconds(60),
+          () -> run.converged(snapshot -> true));
+      traffic.startSending(framePeriod);
+      traffic.awaitFrames("before the event", FRAMES_AROUND_THE_EVENT, Duration.ofSeconds(60));
+      scenario.countersBefore(cluster.running());
+
+      event.accept(run);
+      traffic.awaitFrames("after convergence", FRAMES_AROUND_THE_EVENT, Duration.ofSeconds(60));
+      traffic.stopSending(settle);
+      scenario.countersAfter(cluster.running());
+
+      scenario.put("refusals_by_status", traffic.refusals());
+      Delivery.Summary delivery = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE);
+      scenario.delivery(delivery);
+      ScenarioAssertions.deliveredAsPromised(delivery);
+      checks.accept(run);
+      LogHygiene.assertClean(cluster.logs());
+      passed = true;
+    } finally {
+      scenario.put("scenario_ms", (System.nanoTime() - started) / 1_000_000);
+      scenario.report(passed);
+    }
+  }
+}
