@@ -1,6 +1,5 @@
 package io.relay.http;
 
-import io.relay.RelayServices;
 import io.relay.http.log.WarningLimiter;
 import io.relay.http.socket.OwnRequests;
 import java.util.function.BooleanSupplier;

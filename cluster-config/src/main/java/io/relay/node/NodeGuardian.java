@@ -1,7 +1,7 @@
 package io.relay.node;
 
 import io.relay.Ask;
-import io.relay.RelayServices;
+import io.relay.http.RelayServices;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeStore;
 import io.relay.deny.Cancel;

@@ -68,15 +68,7 @@ class MemoryAttackIT {
     try (NodeWatch watch = new NodeWatch(node, HEAP_USED, HELD); QuietPair quiet = new QuietPair(node, "attack/quiet-readers", threads)) {
       RawWebSocket writer = open("attack/stalled", "write");
       AtomicBoolean writing = new AtomicBoolean(true);
-      Future<?> frames =
-          threads.submit(
-              () -> {
-                byte[] payload = new byte[MESSAGE];
-                while (writing.get()) {
-                  writer.send(RawWebSocket.BINARY, true, payload);
-                }
-                return null;
-              });
+      Future<?> frames = writer.sendWhile(threads, writing, new byte[MESSAGE]);
       for (int i = 0; i < STALLED_READERS; i++) {
         sockets.add(RawWebSocket.connectWithReceiveBuffer(node.uri("attack/stalled", "read"), 4096));
       }

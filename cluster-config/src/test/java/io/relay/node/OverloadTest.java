@@ -94,15 +94,7 @@ class OverloadTest {
     AtomicBoolean writing = new AtomicBoolean(true);
     try (RawWebSocket writer = open(topic, "write");
         HeldSampler held = new HeldSampler()) {
-      Future<?> frames =
-          threads.submit(
-              () -> {
-                byte[] payload = new byte[MESSAGE];
-                while (writing.get()) {
-                  writer.send(RawWebSocket.BINARY, true, payload);
-                }
-                return null;
-              });
+      Future<?> frames = writer.sendWhile(threads, writing, new byte[MESSAGE]);
       for (int i = 0; i < 16; i++) {
         String uri = access.relayUri(topic, Tokens.session(topic, "read"));
         stalled.add(RawWebSocket.connectWithReceiveBuffer(uri, 4096));

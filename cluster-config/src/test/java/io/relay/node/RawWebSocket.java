@@ -14,7 +14,10 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLContext;
 
 /**
@@ -171,6 +174,19 @@ final class RawWebSocket implements AutoCloseable {
 
   void send(int opcode, boolean fin, byte[] payload) throws IOException {
     sendRaw(frame(opcode, fin, payload));
+  }
+
+  /**
+   * Sends {@code payload} as binary messages, one after another, on a thread of {@code threads}
+   * until {@code writing} turns false (or the connection fails).
+   */
+  Future<?> sendWhile(ExecutorService threads, AtomicBoolean writing, byte[] payload) {
+    return threads.submit(() -> {
+      while (writing.get()) {
+        send(BINARY, true, payload);
+      }
+      return null;
+    });
   }
 
   void sendText(String text) throws IOException {

@@ -1,5 +1,6 @@
-package io.relay;
+package io.relay.http;
 
+import io.relay.RelaySettings;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyList;
 import io.relay.deny.DenyListStatus;
