@@ -51,6 +51,8 @@ final class TestNode implements AutoCloseable {
     settings.put("relay.url", "ws://127.0.0.1:" + relayPort);
     settings.put("relay.seed-nodes", "");
     settings.put("relay.drain-delay", "100ms");
+    // the tests' HTTP clients keep idle connections open: do not wait the production 3 s for them
+    settings.put("relay.unbind-deadline", "200ms");
     settings.put("pekko.coordinated-shutdown.exit-jvm", "off");
     settings.put("pekko.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
     settings.putAll(overrides);
