@@ -3,6 +3,8 @@ package io.relay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +42,42 @@ class AskTest {
     }
     long grown = Thread.getAllStackTraces().size() - threadsBefore;
     assertTrue(grown < 20, "200 asks left " + grown + " more live threads");
+  }
+
+  /**
+   * {@code ActorContext.ask} hands each answer on through the JDK's default async executor, which
+   * on two cores or fewer (as in CI) starts a thread per answer; {@link Ask#fromActor} does not.
+   */
+  @Test
+  void answersToAnActorStartNoThreadEach() {
+    int asks = 200;
+    TestProbe<Echo> echo = KIT.createTestProbe();
+    TestProbe<String> seen = KIT.createTestProbe();
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long startedBefore = threads.getTotalStartedThreadCount();
+    KIT.spawn(
+        Behaviors.<String>setup(
+            context -> {
+              for (int i = 0; i < asks; i++) {
+                String text = "ping " + i;
+                Ask.<String, Echo, String>fromActor(
+                    context, echo.ref(), replyTo -> new Echo(text, replyTo), Duration.ofSeconds(10), (answer, failure) -> answer);
+              }
+              return Behaviors.receiveMessage(
+                  answer -> {
+                    seen.ref().tell(answer);
+                    return Behaviors.same();
+                  });
+            }));
+    for (int i = 0; i < asks; i++) {
+      Echo asked = echo.expectMessageClass(Echo.class);
+      asked.replyTo().tell(asked.text());
+    }
+    for (int i = 0; i < asks; i++) {
+      assertTrue(seen.receiveMessage().startsWith("ping "), "every answer reaches the actor");
+    }
+    long started = threads.getTotalStartedThreadCount() - startedBefore;
+    assertTrue(started < 20, asks + " answers to an actor started " + started + " threads");
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.relay.codes;
 
+import io.relay.Ask;
 import io.relay.CborSerializable;
 import io.relay.RelaySettings;
 import io.relay.ddata.ReplicatedMaps;
@@ -254,11 +255,11 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     } else if (!answers(entry.issuer())) {
       redeem.replyTo().tell(new Rejected(Reason.ISSUER_GONE));
     } else {
-      getContext().ask(
-          ClaimAnswer.class,
+      Ask.<Command, Command, ClaimAnswer>fromActor(
+          getContext(),
           entry.issuer(),
-          settings.replicationTimeout(),
           replyTo -> new Claim(redeem.code(), grant.codeExpiresAt(), replyTo),
+          settings.replicationTimeout(),
           (answer, failure) -> new Claimed(redeem, grant, answer));
     }
     return this;

@@ -1,5 +1,6 @@
 package io.relay.status;
 
+import io.relay.Ask;
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
 import io.relay.topic.Connection;
@@ -95,11 +96,11 @@ public final class StatsTopic implements SpecialTopics {
   }
 
   private Behavior<Message> gather(ActorContext<Message> context, Room room, boolean again) {
-    context.ask(
-        ClusterStatus.Gathered.class,
+    Ask.<Message, ClusterStatus.Gather, ClusterStatus.Gathered>fromActor(
+        context,
         clusterStatus,
-        settings.statusAnswerTimeout(),
         ClusterStatus.Gather::new,
+        settings.statusAnswerTimeout(),
         (gathered, failure) -> new Gathered(gathered != null ? gathered : new ClusterStatus.Gathered(List.of(), List.of(), List.of())));
     return gathering(context, room, again);
   }
