@@ -19,7 +19,7 @@ import org.apache.pekko.japi.function.Function2;
  * executor. On a machine or container with two or fewer cores that executor is not a pool: it
  * starts a new thread for every callback. A connection's path chains several asks (deny list,
  * code store, topic registry), so this cost a node thousands of short-lived threads a second under
- * a reconnect burst (see docs/benchmarks.md). The future returned here is a plain one, completed
+ * a reconnect burst (see docs/benchmark-notes.md). The future returned here is a plain one, completed
  * on a dispatcher thread, so callbacks chained on it run there. {@code ActorContext.ask} has the
  * same adapter inside: on three nodes every claim of a code at its issuer on another node started
  * a thread for the answer, dozens a second per node in a connect storm.

@@ -37,7 +37,7 @@ import org.openjdk.jmh.infra.Blackhole;
  * Room}, counted as the connection stage does, and drained from each reader's queue as its stage
  * would. {@code kind} compares a binary message with ASCII text and with text of two-byte
  * characters: the difference is the UTF-8 check. Run with {@code -prof gc} for the allocation per
- * frame (see docs/benchmarks.md).
+ * frame (see docs/benchmark-notes.md).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

@@ -1,0 +1,48 @@
+package io.relay.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The page a run writes: results against nchan and the goals first, the notes linked, not copied. */
+class ReportTest {
+  @TempDir Path dir;
+
+  @Test
+  void thePageOpensWithTheResultsAgainstNchanAndLinksTheNotes() throws Exception {
+    Path out = Files.createDirectories(dir.resolve("out"));
+    Path docs = Files.createDirectories(dir.resolve("docs"));
+    Files.writeString(out.resolve("iperf3.json"), "{\"end\":{\"sum_received\":{\"bits_per_second\":3.2e10}}}");
+    Files.write(out.resolve("results.jsonl"), List.of(
+        row("W1", "relay", 1.0, 26, 103), row("W1", "nchan-2w", 0.5, 15, 103),
+        row("W3", "relay", 3.5, 108, 1100), row("W3", "nchan-1w", 1.6, 96, 1640)));
+    Path notes = Files.writeString(docs.resolve("benchmark-notes.md"), "## Where the relay's time goes\n\nA long profile.\n");
+
+    Report.main(new String[] {out.toString(), docs.resolve("benchmarks.md").toString(), notes.toString()});
+
+    String page = Files.readString(docs.resolve("benchmarks.md"));
+    int results = page.indexOf("## Against nchan and the goals");
+    assertTrue(results > 0 && results < page.indexOf("## W1"), "the results against nchan come before the workloads' tables:\n" + page);
+    assertTrue(page.contains("| W1 p99 ms | relay | 1 | nchan 0.500 | 2.00 | <= 1.2 | **not met** |"), page);
+    assertTrue(page.contains("| W1 server CPU % per delivered MB/s | relay |"), page);
+    assertTrue(page.contains("| W3 delivered MB/s | relay | 1100 | nchan 1640 | 0.67 | >= 1.0 | **not met** |"), page);
+    assertTrue(page.contains("| W3 delivered MB/s | relay | 1100 | loopback TCP 4000 | 28 % | >= 40 % | **not met** |"), page);
+    assertTrue(page.contains("[benchmark-notes.md](benchmark-notes.md)"), "the notes are linked:\n" + page);
+    assertFalse(page.contains("A long profile."), "the notes are not copied into the page");
+    assertEquals(1, page.split("## Against nchan", -1).length - 1);
+  }
+
+  private static String row(String workload, String label, double p99, double cpu, double mbps) {
+    return String.format(java.util.Locale.ROOT,
+        "{\"workload\":\"%s\",\"label\":\"%s\",\"p99Ms\":%s,\"serverCpuPct\":%s,\"deliveredMBps\":%s,\"offeredMsgPerS\":1,\"deliveredMsgPerS\":1,"
+            + "\"p50Ms\":0.2,\"p90Ms\":0.3,\"p999Ms\":2,\"maxMs\":3,\"lostTotal\":0,\"reorderedTotal\":0,\"lostMaxPerReader\":0,\"serverRssMB\":1,"
+            + "\"generatorCpuPct\":1,\"connectP50Ms\":1}",
+        workload, label, p99, cpu, mbps);
+  }
+}
