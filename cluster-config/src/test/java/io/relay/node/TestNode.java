@@ -5,7 +5,6 @@ import com.typesafe.config.ConfigFactory;
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
