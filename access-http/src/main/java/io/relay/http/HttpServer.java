@@ -90,6 +90,7 @@ public final class HttpServer {
     return Http.get(system)
         .newServerAt(host, port)
         .enableHttps(tls)
+        .withMaterializer(ClientStreams.materializer(system))
         .logTo(ServerLog.start(system, logLimitInterval))
         .bind(route)
         .thenApply(

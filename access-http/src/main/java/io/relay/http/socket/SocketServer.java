@@ -28,6 +28,7 @@ import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Graph;
+import io.relay.http.ClientStreams;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.util.ByteString;
@@ -114,7 +115,7 @@ public final class SocketServer {
     this.system = system;
     this.warnings = WarningLimiter.start(system, LOG, logLimitInterval);
     this.limits = limits;
-    this.materializer = Materializer.matFromSystem(system);
+    this.materializer = ClientStreams.materializer(system);
     this.settings = ServerSettings.create(system.classicSystem());
     this.writeBufferBytes =
         (int) system.settings().config().getBytes("pekko.stream.materializer.io.tcp.write-buffer-size").longValue();

@@ -1,0 +1,31 @@
+package io.relay.http;
+
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.stream.ActorMaterializer;
+import org.apache.pekko.stream.ActorMaterializerSettings;
+import org.apache.pekko.stream.Materializer;
+
+/**
+ * The materializer of the node's client connections: their streams run on a dispatcher of their
+ * own, {@code relay-connections-dispatcher} (one thread per core, the node's application.conf),
+ * apart from the default dispatcher, where the actors and the management port's routes and
+ * health checks run: {@code /ready} and {@code /metrics} answer while the connections keep every
+ * core busy. Without that dispatcher in the configuration (a library user), the default one.
+ *
+ * <p>{@link ActorMaterializerSettings#withDispatcher} is deprecated in Pekko, but no other API
+ * gives a materializer a default dispatcher other than the system materializer's; Pekko HTTP's
+ * own binding (the HTTPS ports) takes only a materializer.
+ */
+public final class ClientStreams {
+  /** The dispatcher the node's client connections run on. */
+  public static final String DISPATCHER = "relay-connections-dispatcher";
+
+  private ClientStreams() {}
+
+  @SuppressWarnings("deprecation")
+  public static Materializer materializer(ActorSystem<?> system) {
+    String dispatcher = system.settings().config().hasPath(DISPATCHER) ? DISPATCHER : "pekko.actor.default-dispatcher";
+    return ActorMaterializer.create(
+        ActorMaterializerSettings.create(system.classicSystem()).withDispatcher(dispatcher), system.classicSystem(), "client-streams");
+  }
+}
