@@ -7,10 +7,10 @@ import org.apache.pekko.stream.Materializer;
 
 /**
  * The materializer of the node's client connections: their streams run on a dispatcher of their
- * own, {@code relay-connections-dispatcher} (one thread per core, the node's application.conf),
+ * own, {@code relay-connections-dispatcher} (one thread per core, this module's reference.conf),
  * apart from the default dispatcher, where the actors and the management port's routes and
  * health checks run: {@code /ready} and {@code /metrics} answer while the connections keep every
- * core busy. Without that dispatcher in the configuration (a library user), the default one.
+ * core busy.
  *
  * <p>{@link ActorMaterializerSettings#withDispatcher} is deprecated in Pekko, but no other API
  * gives a materializer a default dispatcher other than the system materializer's; Pekko HTTP's
@@ -24,8 +24,7 @@ public final class ClientStreams {
 
   @SuppressWarnings("deprecation")
   public static Materializer materializer(ActorSystem<?> system) {
-    String dispatcher = system.settings().config().hasPath(DISPATCHER) ? DISPATCHER : "pekko.actor.default-dispatcher";
     return ActorMaterializer.create(
-        ActorMaterializerSettings.create(system.classicSystem()).withDispatcher(dispatcher), system.classicSystem(), "client-streams");
+        ActorMaterializerSettings.create(system.classicSystem()).withDispatcher(DISPATCHER), system.classicSystem(), "client-streams");
   }
 }

@@ -7,6 +7,7 @@ import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -175,7 +176,7 @@ public final class Traffic implements AutoCloseable {
    * traffic has flowed to everyone for a while (before an event, or after convergence).
    */
   public void awaitFrames(String when, int frames, Duration timeout) {
-    Map<Participant, Integer> start = new java.util.HashMap<>();
+    Map<Participant, Integer> start = new HashMap<>();
     topics.values().forEach(t -> t.readers.forEach(r -> start.put(r, r.receivedCount())));
     Await.until("every reader has received " + frames + " more frames " + when, timeout,
         () -> start.entrySet().stream().allMatch(e -> e.getKey().receivedCount() - e.getValue() >= frames));

@@ -1,5 +1,6 @@
 package io.relay.http.socket;
 
+import io.relay.http.ClientStreams;
 import io.relay.http.log.ServerLog;
 import io.relay.http.log.WarningLimiter;
 import java.io.IOException;
@@ -28,7 +29,6 @@ import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Graph;
-import io.relay.http.ClientStreams;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.util.ByteString;
