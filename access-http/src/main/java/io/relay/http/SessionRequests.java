@@ -20,22 +20,11 @@ import org.apache.pekko.http.javadsl.model.HttpResponse;
  * {@link SessionRoutes} (which serves the same request over HTTPS), a place at the same {@link
  * AdmissionGate}, the same CORS headers ({@link Cors}). A path with a percent-escape, or a head
  * with more than one {@code Authorization} or {@code Origin} field, is left to the route.
+ *
+ * @param busy the answer when the gate has no room
  */
-final class SessionRequests implements OwnRequests {
+record SessionRequests(SessionRoutes sessions, AdmissionGate gate, Cors cors, HttpResponse busy) implements OwnRequests {
   private static final String PREFIX = "/session";
-
-  private final SessionRoutes sessions;
-  private final AdmissionGate gate;
-  private final Cors cors;
-  private final HttpResponse busy;
-
-  /** @param busy the answer when the gate has no room */
-  SessionRequests(SessionRoutes sessions, AdmissionGate gate, Cors cors, HttpResponse busy) {
-    this.sessions = sessions;
-    this.gate = gate;
-    this.cors = cors;
-    this.busy = busy;
-  }
 
   @Override
   public boolean takes(RequestHead head) {

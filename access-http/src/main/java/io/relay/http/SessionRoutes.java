@@ -46,14 +46,12 @@ final class SessionRoutes extends AllDirectives {
     return pathPrefix(
         "session",
         () ->
-            extractUnmatchedPath(
-                path ->
-                    post(
-                        () ->
+            post(
+                () ->
+                    extractUnmatchedPath(
+                        path ->
                             optionalHeaderValueByName(
-                                "Authorization",
-                                authorization ->
-                                    completeWithFuture(answer(authorization, path))))));
+                                "Authorization", authorization -> completeWithFuture(answer(authorization, path))))));
   }
 
   /**

@@ -13,8 +13,7 @@ import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -22,19 +21,8 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AccessApiTest {
   private static final Duration CODE_TTL = Duration.ofSeconds(1);
-  private TestNode node;
-  private AccessClient access;
-
-  @BeforeAll
-  void start() {
-    node = TestNode.start(Map.of("relay.code-ttl", CODE_TTL.toMillis() + "ms"));
-    access = new AccessClient(node);
-  }
-
-  @AfterAll
-  void stop() {
-    node.close();
-  }
+  @AutoClose private final TestNode node = TestNode.start(Map.of("relay.code-ttl", CODE_TTL.toMillis() + "ms"));
+  private final AccessClient access = new AccessClient(node);
 
   private static JWTClaimsSet.Builder valid() {
     return Tokens.session("lab/a", List.of("read", "write"), "booking-1");

@@ -8,8 +8,7 @@ import io.relay.testing.Tokens;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -23,20 +22,8 @@ class CorsTest {
   private static final String PAGE = "http://page.test:8080";
   private static final String LAB = "https://lab.example.org";
   private static final String STRANGER = "https://elsewhere.example";
-  private TestNode listed;
-  private TestNode byDefault;
-
-  @BeforeAll
-  void start() {
-    listed = TestNode.start(Map.of("relay.cors-origins", PAGE + ", " + LAB.toUpperCase()));
-    byDefault = TestNode.start();
-  }
-
-  @AfterAll
-  void stop() {
-    listed.close();
-    byDefault.close();
-  }
+  @AutoClose private final TestNode listed = TestNode.start(Map.of("relay.cors-origins", PAGE + ", " + LAB.toUpperCase()));
+  @AutoClose private final TestNode byDefault = TestNode.start();
 
   private static AccessClient.Answer preflight(TestNode node, String origin) {
     return new AccessClient(node)

@@ -16,7 +16,6 @@ import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.remote.RemoteActorRefProvider;
 import org.apache.pekko.remote.transport.ThrottlerTransportAdapter;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -38,16 +37,9 @@ class DenyListReadTest {
           "relay.code-ttl", "2m");
   private static final String TOPIC = "read/deny";
 
-  private TestNode cutOff;
-  private TestNode b;
-  private TestNode c;
-
-  @BeforeAll
-  void startCluster() {
-    cutOff = TestNode.start(SETTINGS);
-    b = TestNode.joining(cutOff, SETTINGS);
-    c = TestNode.joining(cutOff, SETTINGS);
-  }
+  private final TestNode cutOff = TestNode.start(SETTINGS);
+  private final TestNode b = TestNode.joining(cutOff, SETTINGS);
+  private final TestNode c = TestNode.joining(cutOff, SETTINGS);
 
   @AfterAll
   void stopCluster() {

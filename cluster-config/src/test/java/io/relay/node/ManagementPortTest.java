@@ -20,8 +20,7 @@ import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -34,17 +33,7 @@ import org.junit.jupiter.api.TestInstance;
 class ManagementPortTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   /** A node with the default settings: a read-only management port. */
-  private TestNode readOnly;
-
-  @BeforeAll
-  void start() {
-    readOnly = TestNode.start();
-  }
-
-  @AfterAll
-  void stop() {
-    readOnly.close();
-  }
+  @AutoClose private final TestNode readOnly = TestNode.start();
 
   /** A cluster write through Pekko Management's cluster HTTP routes. */
   private record Write(String method, String path, String form) {}

@@ -14,8 +14,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -31,19 +30,8 @@ class RelayHandshakeTest {
       "Host: relay\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
           + "Sec-WebSocket-Version: 13\r\n";
 
-  private TestNode node;
-  private AccessClient access;
-
-  @BeforeAll
-  void start() {
-    node = TestNode.start(Map.of());
-    access = new AccessClient(node);
-  }
-
-  @AfterAll
-  void stop() {
-    node.close();
-  }
+  @AutoClose private final TestNode node = TestNode.start(Map.of());
+  private final AccessClient access = new AccessClient(node);
 
   /** Sends {@code head} and reads until the node closes the connection (10 s at most). */
   private String exchange(String head) throws IOException {

@@ -15,8 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -24,19 +23,8 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RelayNodeTest {
   private static final Duration QUIET = Duration.ofMillis(500);
-  private TestNode node;
-  private AccessClient access;
-
-  @BeforeAll
-  void start() {
-    node = TestNode.start(Map.of("relay.max-message-bytes", "64KiB", "relay.ping-interval", "1s"));
-    access = new AccessClient(node);
-  }
-
-  @AfterAll
-  void stop() {
-    node.close();
-  }
+  @AutoClose private final TestNode node = TestNode.start(Map.of("relay.max-message-bytes", "64KiB", "relay.ping-interval", "1s"));
+  private final AccessClient access = new AccessClient(node);
 
   private Participant join(String topic, String... scopes) {
     return Participant.connect(access.relayUri(topic, Tokens.session(topic, scopes)));

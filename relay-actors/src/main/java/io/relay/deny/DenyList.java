@@ -158,12 +158,8 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   /** As {@link #create(RelaySettings, ActorRef, ActorRef, LongSupplier, DenyListStatus)}, with another capacity (tests). */
   static Behavior<Command> create(
-      RelaySettings settings,
-      DenyCapacity capacity,
-      ActorRef<TopicRegistry.Command> registry,
-      ActorRef<Topic.Command<Cancel>> cancels,
-      LongSupplier clockSeconds,
-      DenyListStatus status) {
+      RelaySettings settings, DenyCapacity capacity, ActorRef<TopicRegistry.Command> registry,
+      ActorRef<Topic.Command<Cancel>> cancels, LongSupplier clockSeconds, DenyListStatus status) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(

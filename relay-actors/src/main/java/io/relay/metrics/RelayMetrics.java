@@ -21,18 +21,18 @@ public final class RelayMetrics {
   public final Counter connectionsOpened =
       counter("relay_connections_opened", "WebSocket connections accepted");
   public final Counter connectionsClosed =
-      Counter.builder()
-          .name("relay_connections_closed")
-          .help("WebSocket connections closed, by close code")
-          .labelNames("code")
-          .register(registry);
+      labelled(
+          "relay_connections_closed",
+          "WebSocket connections closed, by close code",
+          "code",
+          "client", "1001", "1002", "1007", "1009", "1013", "4000", "4001", "4003");
   public final Counter codesIssued = counter("relay_codes_issued", "One-time codes issued");
   public final Counter codesRefused =
-      Counter.builder()
-          .name("relay_codes_refused")
-          .help("Relay requests refused before the upgrade, by reason")
-          .labelNames("reason")
-          .register(registry);
+      labelled(
+          "relay_codes_refused",
+          "Relay requests refused before the upgrade, by reason",
+          "reason",
+          "missing", "unknown", "used", "expired", "wrong_topic", "token_expired", "denied", "unavailable");
   public final Counter denies = counter("relay_denies", "Bookings denied through the access API");
   public final Counter allows = counter("relay_allows", "Bookings allowed through the access API");
   public final Counter claims = counter("relay_claims", "Topic claims this node made (first connection of a topic)");
@@ -49,37 +49,32 @@ public final class RelayMetrics {
   public final Counter holdDownRefusals =
       counter("relay_holddown_refusals", "Connections refused with 503 while their topic was held down");
   public final Counter limitRefusals =
-      Counter.builder()
-          .name("relay_limit_refusals")
-          .help("Requests refused at a documented limit: booking id length, deny exp range, deny list capacity")
-          .labelNames("limit")
-          .register(registry);
+      labelled(
+          "relay_limit_refusals",
+          "Requests refused at a documented limit: booking id length, deny exp range, deny list capacity",
+          "limit",
+          "booking_id_length", "deny_exp", "deny_capacity");
   public final Counter unreadRefusals =
-      Counter.builder()
-          .name("relay_deny_list_unread_refusals")
-          .help("Requests refused with 503 because this node has not read the deny list from a majority, by API")
-          .labelNames("api")
-          .register(registry);
-
-  /** Every label value exists from the start, so dashboards and alerts see zeros, not gaps. */
-  public RelayMetrics() {
-    for (String reason :
-        new String[] {"missing", "unknown", "used", "expired", "wrong_topic", "token_expired", "denied", "unavailable"}) {
-      codesRefused.initLabelValues(reason);
-    }
-    for (String code : new String[] {"client", "1001", "1002", "1007", "1009", "1013", "4000", "4001", "4003"}) {
-      connectionsClosed.initLabelValues(code);
-    }
-    for (String limit : new String[] {"booking_id_length", "deny_exp", "deny_capacity"}) {
-      limitRefusals.initLabelValues(limit);
-    }
-    for (String api : new String[] {"session", "relay", "bids"}) {
-      unreadRefusals.initLabelValues(api);
-    }
-  }
+      labelled(
+          "relay_deny_list_unread_refusals",
+          "Requests refused with 503 because this node has not read the deny list from a majority, by API",
+          "api",
+          "session", "relay", "bids");
 
   private Counter counter(String name, String help) {
     return Counter.builder().name(name).help(help).register(registry);
+  }
+
+  /**
+   * A counter with one label, every value of which exists from the start, so dashboards and alerts
+   * see zeros, not gaps.
+   */
+  private Counter labelled(String name, String help, String label, String... values) {
+    Counter counter = Counter.builder().name(name).help(help).labelNames(label).register(registry);
+    for (String value : values) {
+      counter.initLabelValues(value);
+    }
+    return counter;
   }
 
   /** Registers a counter kept elsewhere, read on every scrape. */

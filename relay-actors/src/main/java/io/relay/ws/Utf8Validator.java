@@ -3,6 +3,7 @@ package io.relay.ws;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 
 /**
  * Checks that a text message is valid UTF-8 (RFC 6455 section 8.1, RFC 3629) as its bytes arrive,
@@ -94,19 +95,13 @@ public final class Utf8Validator {
    */
   private static long[] rows() {
     byte[] classes = new byte[256];
-    fill(classes, 0x80, 0x8F, 1);
-    fill(classes, 0x90, 0x9F, 9);
-    fill(classes, 0xA0, 0xBF, 7);
-    fill(classes, 0xC0, 0xC1, 8);
-    fill(classes, 0xC2, 0xDF, 2);
-    fill(classes, 0xE0, 0xE0, 10);
-    fill(classes, 0xE1, 0xEC, 3);
-    fill(classes, 0xED, 0xED, 4);
-    fill(classes, 0xEE, 0xEF, 3);
-    fill(classes, 0xF0, 0xF0, 11);
-    fill(classes, 0xF1, 0xF3, 6);
-    fill(classes, 0xF4, 0xF4, 5);
-    fill(classes, 0xF5, 0xFF, 8);
+    int[] classRanges = { // first byte, last byte, class; bytes below 0x80 are class 0
+      0x80, 0x8F, 1, 0x90, 0x9F, 9, 0xA0, 0xBF, 7, 0xC0, 0xC1, 8, 0xC2, 0xDF, 2, 0xE0, 0xE0, 10, 0xE1, 0xEC, 3,
+      0xED, 0xED, 4, 0xEE, 0xEF, 3, 0xF0, 0xF0, 11, 0xF1, 0xF3, 6, 0xF4, 0xF4, 5, 0xF5, 0xFF, 8,
+    };
+    for (int i = 0; i < classRanges.length; i += 3) {
+      Arrays.fill(classes, classRanges[i], classRanges[i + 1] + 1, (byte) classRanges[i + 2]);
+    }
     byte[] transitions = {
       0, 12, 24, 36, 60, 96, 84, 12, 12, 12, 48, 72, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
       12, 0, 12, 12, 12, 12, 12, 0, 12, 0, 12, 12, 12, 24, 12, 12, 12, 12, 12, 24, 12, 24, 12, 12,
@@ -122,11 +117,5 @@ public final class Utf8Validator {
       }
     }
     return rows;
-  }
-
-  private static void fill(byte[] classes, int from, int to, int value) {
-    for (int b = from; b <= to; b++) {
-      classes[b] = (byte) value;
-    }
   }
 }

@@ -57,7 +57,7 @@ public final class WsFrames {
       }
     }
     return new Frame(
-        opcode, size, ByteString.fromArrayUnsafe(bytes, at, headerBytes + size), ByteString.fromArrayUnsafe(bytes, start, size));
+        opcode, ByteString.fromArrayUnsafe(bytes, at, headerBytes + size), ByteString.fromArrayUnsafe(bytes, start, size));
   }
 
   /** The length of a server frame's header for a payload of {@code size} bytes. */
@@ -85,7 +85,6 @@ public final class WsFrames {
         AtomicIntegerFieldUpdater.newUpdater(Frame.class, "holders");
 
     private final byte opcode;
-    private final int payloadLength;
     private final ByteString wire;
     private final ByteString payload;
     private MemoryBudget budget;
@@ -95,9 +94,8 @@ public final class WsFrames {
      * @param wire the frame as it goes on the wire: header and payload
      * @param payload the payload alone (the same bytes as the end of {@code wire})
      */
-    Frame(byte opcode, int payloadLength, ByteString wire, ByteString payload) {
+    Frame(byte opcode, ByteString wire, ByteString payload) {
       this.opcode = opcode;
-      this.payloadLength = payloadLength;
       this.wire = wire;
       this.payload = payload;
     }
@@ -107,7 +105,7 @@ public final class WsFrames {
     }
 
     public int payloadLength() {
-      return payloadLength;
+      return payload.size();
     }
 
     public ByteString wire() {
@@ -130,14 +128,14 @@ public final class WsFrames {
       if (count > 0) {
         this.budget = budget;
         HOLDERS.set(this, count);
-        budget.charge(payloadLength);
+        budget.charge(payload.size());
       }
     }
 
     /** One holder lets go of the frame; the last gives its bytes back to the budget. */
     public void release() {
       if (budget != null && HOLDERS.decrementAndGet(this) == 0) {
-        budget.release(payloadLength);
+        budget.release(payload.size());
       }
     }
   }

@@ -20,9 +20,14 @@ class MemoryBudgetTest {
 
     FakeHolder(MemoryBudget budget, long held) {
       this.budget = budget;
-      this.held = held;
       budget.register(this);
-      budget.charge(held);
+      hold(held);
+    }
+
+    /** What the connection does when a frame is queued for it. */
+    void hold(long bytes) {
+      held += bytes;
+      budget.charge(bytes);
     }
 
     @Override

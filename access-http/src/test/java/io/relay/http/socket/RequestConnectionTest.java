@@ -164,18 +164,15 @@ class RequestConnectionTest extends AllDirectives {
   @Test
   void aChunkedBodyOrAnExpectationIsLeftToPekkoHttp() throws IOException {
     start("");
-    try (Socket socket = connect()) {
-      send(socket, "POST /count HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n");
-      assertEquals("5", RawResponse.read(socket).text());
-    }
-    try (Socket socket = connect()) {
-      send(socket, "POST /own/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
-      assertEquals(404, RawResponse.read(socket).status(), "a chunked request the node would take is Pekko HTTP's");
-    }
-    try (Socket socket = connect()) {
-      send(socket, "POST /own/a HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n");
-      assertEquals(404, RawResponse.read(socket).status(), "a body over the node's own limit is Pekko HTTP's");
-    }
+    assertEquals("5", exchange("POST /count HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n").text());
+    assertEquals(
+        404,
+        exchange("POST /own/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n").status(),
+        "a chunked request the node would take is Pekko HTTP's");
+    assertEquals(
+        404,
+        exchange("POST /own/a HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n").status(),
+        "a body over the node's own limit is Pekko HTTP's");
     assertEquals(0, answered.get());
   }
 
@@ -200,10 +197,7 @@ class RequestConnectionTest extends AllDirectives {
   @Test
   void aHeadThePortCannotReadIsLeftToPekkoHttp() throws IOException {
     start("");
-    try (Socket socket = connect()) {
-      send(socket, "POST /own/a HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n");
-      assertEquals(400, RawResponse.read(socket).status());
-    }
+    assertEquals(400, exchange("POST /own/a HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n").status());
     assertEquals(0, answered.get());
   }
 
@@ -234,15 +228,19 @@ class RequestConnectionTest extends AllDirectives {
     return RawResponse.read(socket);
   }
 
+  /** The answer to {@code request}, sent on a connection of its own. */
+  private RawResponse exchange(String request) throws IOException {
+    try (Socket socket = connect()) {
+      send(socket, request);
+      return RawResponse.read(socket);
+    }
+  }
+
   private Socket connect() throws IOException {
     return TestSockets.connect(server);
   }
 
-
   private static void send(Socket socket, String text) throws IOException {
     TestSockets.send(socket, text);
   }
-
-
-
 }
