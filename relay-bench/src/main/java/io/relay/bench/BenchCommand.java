@@ -84,8 +84,16 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--access", split = ",", defaultValue = "http://127.0.0.1:3000", description = "Relay access API; W6 spreads its requests over several, comma-separated (default: ${DEFAULT-VALUE}).")
   List<URI> access;
 
-  @Option(names = "--nchan", defaultValue = "http://127.0.0.1:8090", description = "nginx+nchan base URL (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--nchan", defaultValue = "http://127.0.0.1:8090", description = "nginx+nchan base URL; https means wss (default: ${DEFAULT-VALUE}).")
   URI nchan;
+
+  private Tls tls;
+
+  @Option(names = "--tls-ca", description = "PEM certificate to trust for https and wss (the servers' own, self-signed).")
+  Path tlsCa;
+
+  @Option(names = "--tls-suite", defaultValue = Tls.DEFAULT_SUITE, description = "The one TLS 1.3 cipher suite offered (default: ${DEFAULT-VALUE}).")
+  String tlsSuite;
 
   @Option(names = "--secret", defaultValue = "${env:RELAY_SECRET}", description = "HS256 key of the node (default: RELAY_SECRET, else the development key).")
   String secret;
@@ -130,10 +138,14 @@ public final class BenchCommand implements Callable<Integer> {
     String key = secret == null || secret.isEmpty() ? DEV_SECRET : secret;
     Endpoints endpoints =
         switch (target) {
-          case "relay" -> new Endpoints.Relay(access.get(0), key, audience);
+          case "relay" -> new Endpoints.Relay(access.get(0), key, audience, tls());
           case "nchan" -> new Endpoints.Nchan(nchan);
           default -> throw new IllegalArgumentException("--target must be relay or nchan");
         };
+    boolean secure = "https".equals((target.equals("relay") ? access.get(0) : nchan).getScheme());
+    if (secure && tls() == null) {
+      throw new IllegalArgumentException("an https server needs --tls-ca");
+    }
     ServerProbe probe = new ServerProbe(serverPids, jvmPid, metrics);
     if (w.shape() == Workload.Shape.STORM && !(endpoints instanceof Endpoints.Relay)) {
       throw new IllegalArgumentException("W6 needs the relay's access API (--target relay)");
@@ -143,6 +155,7 @@ public final class BenchCommand implements Callable<Integer> {
     result.put("target", target);
     result.put("label", label == null ? target : label);
     result.put("workload", w.name());
+    result.put("transport", secure ? "wss" : "ws");
     result.put("cores", Runtime.getRuntime().availableProcessors());
     result.put("loops", loops);
     result.putAll(run.execute());
@@ -157,6 +170,14 @@ public final class BenchCommand implements Callable<Integer> {
           StandardOpenOption.APPEND);
     }
     return 0;
+  }
+
+  /** The TLS client of an https/wss run, or null without {@code --tls-ca}. */
+  Tls tls() {
+    if (tls == null && tlsCa != null) {
+      tls = Tls.trusting(tlsCa, tlsSuite);
+    }
+    return tls;
   }
 
   /** A shared read-only filler of {@code size} bytes for frame payloads. */

@@ -24,13 +24,16 @@ final class BenchConnections {
   private final Workload w;
   private final Endpoints endpoints;
   private final EventLoop[] loops;
+  private final Tls tls;
   private final String runId = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
   private int nextId;
 
-  BenchConnections(Workload w, Endpoints endpoints, EventLoop[] loops) {
+  /** @param tls for wss connections; null when the run has none */
+  BenchConnections(Workload w, Endpoints endpoints, EventLoop[] loops, Tls tls) {
     this.w = w;
     this.endpoints = endpoints;
     this.loops = loops;
+    this.tls = tls;
   }
 
   /** Opens topics [from, from+count): all readers first, then the writers. */
@@ -79,7 +82,7 @@ final class BenchConnections {
       throw new IllegalStateException("connections did not open within " + CONNECT_TIMEOUT_SECONDS + " s");
     }
     EventLoop loop = loops[placement(role)];
-    WsClient c = new WsClient(nextId(), loop, expectWriter);
+    WsClient c = new WsClient(nextId(), loop, expectWriter, tls);
     c.connectStartNanos = System.nanoTime();
     CompletableFuture<WsClient> opened =
         endpoints.uri(topic, role, index)

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -36,7 +37,7 @@ final class BenchRun {
     for (int i = 0; i < loops.length; i++) {
       loops[i] = new EventLoop("bench-loop-" + i);
     }
-    this.connections = new BenchConnections(w, endpoints, loops);
+    this.connections = new BenchConnections(w, endpoints, loops, opts.tls());
     this.readers = connections.readers;
     this.writers = connections.writers;
     this.all = connections.all;
@@ -44,13 +45,16 @@ final class BenchRun {
 
   Map<String, Object> execute() throws Exception {
     try {
-      return switch (w.shape()) {
-        case TRAFFIC -> traffic();
-        case IDLE -> idle();
-        case STORM ->
-            new AdmissionStorm(opts.access, (Endpoints.Relay) endpoints, opts.stormId)
-                .run(w.topics() * w.connectionsPerTopic(), opts.concurrency, opts.admissionRate, probe);
-      };
+      Map<String, Object> result =
+          switch (w.shape()) {
+            case TRAFFIC -> traffic();
+            case IDLE -> idle();
+            case STORM ->
+                new AdmissionStorm(opts.access, (Endpoints.Relay) endpoints, opts.stormId)
+                    .run(w.topics() * w.connectionsPerTopic(), opts.concurrency, opts.admissionRate, probe);
+          };
+      all.stream().map(c -> c.suite).filter(Objects::nonNull).findFirst().ifPresent(suite -> result.put("tlsSuite", suite));
+      return result;
     } finally {
       for (WsClient c : all) {
         c.loop.call(() -> { c.close(); return null; });

@@ -32,13 +32,19 @@ interface Endpoints {
     private final URI access;
     private final Algorithm key;
     private final String audience;
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http;
     private final Map<String, String> tokens = new ConcurrentHashMap<>();
 
-    Relay(URI access, String secret, String audience) {
+    /** @param tls for an https access API (whose codes are for wss); null for http */
+    Relay(URI access, String secret, String audience, Tls tls) {
       this.access = access;
       this.key = Algorithm.HMAC256(secret);
       this.audience = audience;
+      HttpClient.Builder http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5));
+      if (tls != null) {
+        http.sslContext(tls.context()).sslParameters(tls.parameters());
+      }
+      this.http = http.build();
     }
 
     @Override
@@ -92,7 +98,7 @@ interface Endpoints {
     }
   }
 
-  /** nginx with the nchan module, configured by relay-bench/nchan.conf.in. */
+  /** nginx with the nchan module, configured by relay-bench/nchan.conf.in; an https base means wss. */
   final class Nchan implements Endpoints {
     private final URI base;
 
@@ -108,7 +114,8 @@ interface Endpoints {
             case READER -> "/sub/" + topic;
             case PARTICIPANT -> "/chat/" + topic + "/" + index + "/" + (1 - index);
           };
-      return CompletableFuture.completedFuture(URI.create("ws://" + base.getHost() + ":" + base.getPort() + path));
+      String scheme = "https".equals(base.getScheme()) ? "wss" : "ws";
+      return CompletableFuture.completedFuture(URI.create(scheme + "://" + base.getHost() + ":" + base.getPort() + path));
     }
   }
 }

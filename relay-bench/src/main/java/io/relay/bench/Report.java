@@ -44,6 +44,10 @@ public final class Report {
         rows.add(obj(plain(JSON.readTree(line))));
       }
     }
+    List<Map<String, Object>> tls = new ArrayList<>();
+    for (Map<String, Object> row : rows) if ("wss".equals(row.get("transport"))) tls.add(row);
+    List<Map<String, Object>> plain = new ArrayList<>(rows);
+    plain.removeAll(tls);
     double tcp = iperf(out.resolve("iperf3.json"));
     String base = doc.getFileName().toString().replace(".md", "");
     Path dir = doc.toAbsolutePath().getParent();
@@ -56,7 +60,7 @@ public final class Report {
 
     // W1, W2
     for (String w : List.of("W1", "W2")) {
-      List<Map<String, Object>> r = of(rows, w);
+      List<Map<String, Object>> r = of(plain, w);
       if (r.isEmpty()) continue;
       md.append(w.equals("W1") ? "## W1 video fan-out (50 topics, 1 writer + 4 readers, 20 KiB at 25/s per topic)\n\n"
           : "## W2 chat (200 topics, 2 participants, 100 B at 10/s per topic)\n\n");
@@ -68,7 +72,7 @@ public final class Report {
       }
     }
     // W3
-    List<Map<String, Object>> w3 = of(rows, "W3");
+    List<Map<String, Object>> w3 = of(plain, "W3");
     if (!w3.isEmpty()) {
       md.append("## W3 one stream (1 writer -> 1 reader, 64 KiB frames, as fast as the reader drains)\n\n");
       latencyTable(w3);
@@ -80,7 +84,7 @@ public final class Report {
           relay, tcp / 8e6, ofTcp, ofTcp >= 40 ? "met" : "**not met**"));
     }
     // W4
-    List<Map<String, Object>> w4 = of(rows, "W4");
+    List<Map<String, Object>> w4 = of(plain, "W4");
     if (!w4.isEmpty()) {
       md.append("## W4 saturation (W1's shape, rate per topic stepped 25, 50, 100, 200, 300, 400 /s; pass = p99 <= 100 ms and delivery >= 95 %)\n\n");
       md.append("| server | run | highest passing rate /s per topic | highest passing delivered MB/s | server CPU at that step | generator CPU at that step |\n|---|---|---|---|---|---|\n");
@@ -142,25 +146,10 @@ public final class Report {
       md.append("![W4 p99 latency against load](" + base + "-latency.png)\n\n");
     }
     // W5
-    List<Map<String, Object>> w5 = of(rows, "W5");
+    List<Map<String, Object>> w5 = of(plain, "W5");
     if (!w5.isEmpty()) {
       md.append("## W5 capacity (idle connections, 1 writer + 4 readers per topic)\n\n");
-      md.append("| server | connections open | connects/s | connect p50 / p99 ms | heap per connection KB | RSS per connection KB | heap MB | RSS MB |\n|---|---|---|---|---|---|---|---|\n");
-      XYSeriesCollection mem = new XYSeriesCollection();
-      Map<String, Integer> runs = new LinkedHashMap<>();
-      for (Map<String, Object> r : w5) {
-        String label = str(r.get("label"));
-        int run = runs.merge(label, 1, Integer::sum);
-        md.append(String.format(Locale.ROOT, "| %s | %s / %s | %s | %s / %s | %s | %s | %s | %s |%n", label, fmt(r.get("openConnections")), fmt(r.get("connections")),
-            fmt(r.get("connectsPerS")), fmt(r.get("connectP50Ms")), fmt(r.get("connectP99Ms")), fmt(r.get("heapPerConnectionKB")), fmt(r.get("rssPerConnectionKB")),
-            fmt(r.get("serverHeapMB")), fmt(r.get("serverRssMB"))));
-        XYSeries s = new XYSeries(label + " RSS run " + run, false, true);
-        for (Object o : list(r.get("memorySeries"))) {
-          Map<String, Object> p = obj(o);
-          s.add(num(p.get("connections")), num(p.get("rssMB")));
-        }
-        mem.addSeries(s);
-      }
+      idleTable(w5);
       double heapPer = best(w5, "relay", "heapPerConnectionKB", false);
       double heapWorst = best(w5, "relay", "heapPerConnectionKB", true);
       md.append(String.format(Locale.ROOT, "%nW5 relay heap per idle connection: %.1f-%.1f KB (goal <= 16 KiB = 16.4 KB): goal %s. RSS per connection relay %.1f KB, nchan %.1f KB.%n",
@@ -168,8 +157,36 @@ public final class Report {
           best(w5, "relay", "rssPerConnectionKB", false), best(w5, "nchan", "rssPerConnectionKB", false)));
       ratio(w5, "rssPerConnectionKB", false, 1.0, "W5 RSS per idle connection KB");
       md.append("\nHeap is measured after a full GC (`jcmd GC.run`, then `GC.heap_info`); RSS from /proc (nginx: master and workers).\n\n");
-      chart(mem, "W5: server memory against idle connections", "connections", "RSS, MB", dir.resolve(base + "-memory.png").toFile(), false);
+      chart(idleMemory(w5), "W5: server memory against idle connections", "connections", "RSS, MB", dir.resolve(base + "-memory.png").toFile(), false);
       md.append("![W5 memory against connections](" + base + "-memory.png)\n\n");
+    }
+    if (!tls.isEmpty()) {
+      md.append("## Over TLS: wss and https terminated by the node itself and by nginx\n\n"
+          + "The same workloads with one self-signed RSA 2048 certificate on both servers; the generator offers TLS 1.3 with "
+          + "TLS_AES_128_GCM_SHA256 alone (the suite negotiated is recorded in each result).\n\n");
+      List<Map<String, Object>> tlsW1 = of(tls, "W1");
+      if (!tlsW1.isEmpty()) {
+        md.append("### wss W1 video fan-out\n\n");
+        latencyTable(tlsW1);
+        ratio(tlsW1, "p99Ms", false, 1.5, "wss W1 p99 ms");
+      }
+      List<Map<String, Object>> tlsW3 = of(tls, "W3");
+      if (!tlsW3.isEmpty()) {
+        md.append("### wss W3 one stream\n\n");
+        latencyTable(tlsW3);
+        ratio(tlsW3, "deliveredMBps", true, 0.8, "wss W3 delivered MB/s");
+      }
+      List<Map<String, Object>> tlsW5 = of(tls, "W5");
+      if (!tlsW5.isEmpty()) {
+        md.append("### wss W5 idle connections\n\n");
+        idleTable(tlsW5);
+        double heapWorst = best(tlsW5, "relay", "heapPerConnectionKB", true);
+        md.append(String.format(Locale.ROOT, "%nwss W5 relay heap per idle TLS connection, worst run: %.1f KB (goal <= 32 KiB = 32.8 KB): goal %s.%n%n",
+            heapWorst, heapWorst <= 32.768 ? "**met**" : "**not met**"));
+        summary.append(String.format(Locale.ROOT, "| wss W5 heap per idle TLS connection KB | relay-tls | %.1f | 32 KiB | %.2f | <= 1.0 | %s |%n",
+            heapWorst, heapWorst / 32.768, heapWorst <= 32.768 ? "met" : "**not met**"));
+        ratio(tlsW5, "rssPerConnectionKB", false, 1.0, "wss W5 RSS per idle connection KB");
+      }
     }
     long lostBelow = 0, reorderedBelow = 0;
     for (Map<String, Object> x : rows) {
@@ -204,6 +221,32 @@ public final class Report {
             + summary
             + "\n";
     Files.writeString(doc, intro + results + md);
+  }
+
+  /** W5's table: one row per run. */
+  static void idleTable(List<Map<String, Object>> r) {
+    md.append("| server | connections open | connects/s | connect p50 / p99 ms | heap per connection KB | RSS per connection KB | heap MB | RSS MB |\n|---|---|---|---|---|---|---|---|\n");
+    for (Map<String, Object> x : r) {
+      md.append(String.format(Locale.ROOT, "| %s | %s / %s | %s | %s / %s | %s | %s | %s | %s |%n", x.get("label"), fmt(x.get("openConnections")), fmt(x.get("connections")),
+          fmt(x.get("connectsPerS")), fmt(x.get("connectP50Ms")), fmt(x.get("connectP99Ms")), fmt(x.get("heapPerConnectionKB")), fmt(x.get("rssPerConnectionKB")),
+          fmt(x.get("serverHeapMB")), fmt(x.get("serverRssMB"))));
+    }
+  }
+
+  /** W5's RSS against connections, one series per run. */
+  static XYSeriesCollection idleMemory(List<Map<String, Object>> r) {
+    XYSeriesCollection mem = new XYSeriesCollection();
+    Map<String, Integer> runs = new LinkedHashMap<>();
+    for (Map<String, Object> x : r) {
+      String label = str(x.get("label"));
+      XYSeries s = new XYSeries(label + " RSS run " + runs.merge(label, 1, Integer::sum), false, true);
+      for (Object o : list(x.get("memorySeries"))) {
+        Map<String, Object> p = obj(o);
+        s.add(num(p.get("connections")), num(p.get("rssMB")));
+      }
+      mem.addSeries(s);
+    }
+    return mem;
   }
 
   static void latencyTable(List<Map<String, Object>> r) {

@@ -9,6 +9,10 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
+import tlschannel.ClientTlsChannel;
+import tlschannel.NeedsReadException;
+import tlschannel.NeedsWriteException;
+import tlschannel.TlsChannel;
 
 /**
  * One load-generator WebSocket connection, driven by its {@link EventLoop}'s thread only: it does
@@ -18,6 +22,9 @@ import java.util.concurrent.CompletableFuture;
  * <p>Client frames are masked with the all-zero key (legal, and the server does the same unmasking
  * work for any key), so sending needs no XOR pass; a frame is a small header buffer plus a shared,
  * read-only filler buffer.
+ *
+ * <p>A {@code wss} URI is served over TLS on the same non-blocking socket ({@link Tls}, with
+ * tls-channel doing the record layer): the handshake first, then the same upgrade and frames.
  *
  * <p>Why one class of over 300 lines: the upgrade, writing and the frame parser share one
  * connection's buffers and run on one event-loop thread; a load generator that copies or hands
@@ -37,7 +44,15 @@ final class WsClient {
   long connectStartNanos;
   long connectNanos;
 
+  private final Tls tls;
   private SocketChannel channel;
+  /** The TLS layer over {@link #channel} for a wss URI, else null. */
+  private TlsChannel secure;
+  private boolean handshaking;
+  /** The TLS layer cannot go on until the socket takes more (set by a read or a write). */
+  private boolean wantsWrite;
+  /** The negotiated cipher suite of a wss connection. */
+  String suite;
   private SelectionKey key;
   private boolean open;
   private boolean closed;
@@ -73,10 +88,12 @@ final class WsClient {
   long reordered;
   long foreign;
 
-  WsClient(int id, EventLoop loop, int expectWriter) {
+  /** @param tls for wss URIs; null when the run has none */
+  WsClient(int id, EventLoop loop, int expectWriter, Tls tls) {
     this.id = id;
     this.loop = loop;
     this.expectWriter = expectWriter;
+    this.tls = tls;
   }
 
   boolean isOpen() {
@@ -93,7 +110,14 @@ final class WsClient {
       channel = SocketChannel.open();
       channel.configureBlocking(false);
       channel.socket().setTcpNoDelay(true);
-      int port = uri.getPort() > 0 ? uri.getPort() : 80;
+      boolean wss = "wss".equals(uri.getScheme());
+      int port = uri.getPort() > 0 ? uri.getPort() : wss ? 443 : 80;
+      if (wss) {
+        if (tls == null) {
+          throw new IOException("a wss URI needs --tls-ca");
+        }
+        secure = ClientTlsChannel.newBuilder(channel, tls.engine(uri.getHost(), port)).build();
+      }
       channel.connect(new InetSocketAddress(uri.getHost(), port));
       key = channel.register(loop.selector(), SelectionKey.OP_CONNECT, this);
     } catch (IOException e) {
@@ -105,20 +129,22 @@ final class WsClient {
     try {
       if (k.isConnectable()) {
         channel.finishConnect();
-        String path = uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
-        String request =
-            "GET " + path + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
-                + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
-        pending.add(ByteBuffer.wrap(request.getBytes(StandardCharsets.US_ASCII)));
         k.interestOps(SelectionKey.OP_READ);
-        flush();
+        handshaking = secure != null;
+        if (!handshaking) {
+          sendUpgrade();
+          return;
+        }
+      }
+      wantsWrite = false;
+      if (handshaking) {
+        handshake();
         return;
       }
       if (k.isWritable()) {
         flush();
       }
-      if (k.isReadable()) {
+      if (k.isReadable() || secure != null) { // a TLS read may have waited for the socket to take a write
         read();
       }
     } catch (IOException | RuntimeException e) {
@@ -126,11 +152,50 @@ final class WsClient {
     }
   }
 
+  /** Goes on with the TLS handshake; once it is done, sends the upgrade. */
+  private void handshake() throws IOException {
+    try {
+      secure.handshake();
+    } catch (NeedsReadException e) {
+      return;
+    } catch (NeedsWriteException e) {
+      wantsWrite = true;
+      updateInterest();
+      return;
+    }
+    handshaking = false;
+    suite = secure.getSslEngine().getSession().getCipherSuite();
+    sendUpgrade();
+  }
+
+  private void sendUpgrade() throws IOException {
+    String path = uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
+    String request =
+        "GET " + path + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
+            + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    pending.add(ByteBuffer.wrap(request.getBytes(StandardCharsets.US_ASCII)));
+    flush();
+  }
+
+  /**
+   * Reads what the socket holds. A TLS connection reads until the layer needs the socket again:
+   * it may hold decrypted bytes the selector cannot see.
+   */
   private void read() throws IOException {
     ByteBuffer buf = loop.readBuffer();
-    for (int i = 0; i < 16; i++) {
+    for (int i = 0; secure != null || i < 16; i++) {
       buf.clear();
-      int n = channel.read(buf);
+      int n;
+      try {
+        n = secure != null ? secure.read(buf) : channel.read(buf);
+      } catch (NeedsReadException e) {
+        return;
+      } catch (NeedsWriteException e) {
+        wantsWrite = true;
+        updateInterest();
+        return;
+      }
       if (n < 0) {
         fail(new IOException("connection closed by the server" + (closeCode != 0 ? " with " + closeCode : "")));
         return;
@@ -145,7 +210,7 @@ final class WsClient {
       if (open) {
         parse(buf, System.nanoTime());
       }
-      if (n < buf.capacity()) {
+      if (secure == null && n < buf.capacity()) {
         return;
       }
     }
@@ -342,7 +407,15 @@ final class WsClient {
           break;
         }
       }
-      long n = channel.write(gather, 0, count);
+      long n;
+      try {
+        n = secure != null ? secure.write(gather, 0, count) : channel.write(gather, 0, count);
+      } catch (NeedsWriteException e) {
+        wantsWrite = true;
+        n = 0;
+      } catch (NeedsReadException e) {
+        n = 0;
+      }
       pendingBytes -= n;
       while (!pending.isEmpty() && !pending.peekFirst().hasRemaining()) {
         pending.pollFirst();
@@ -352,8 +425,12 @@ final class WsClient {
         break;
       }
     }
+    updateInterest();
+  }
+
+  private void updateInterest() {
     if (key != null && key.isValid()) {
-      int ops = pending.isEmpty() ? SelectionKey.OP_READ : SelectionKey.OP_READ | SelectionKey.OP_WRITE;
+      int ops = pending.isEmpty() && !wantsWrite ? SelectionKey.OP_READ : SelectionKey.OP_READ | SelectionKey.OP_WRITE;
       if (key.interestOps() != ops) {
         key.interestOps(ops);
       }

@@ -38,11 +38,34 @@ class ReportTest {
     assertEquals(1, page.split("## Against nchan", -1).length - 1);
   }
 
+  @Test
+  void wssRunsAreComparedWithNginxOverTlsAndNotMixedIntoThePlainOnes() throws Exception {
+    Path out = Files.createDirectories(dir.resolve("out"));
+    Files.writeString(out.resolve("iperf3.json"), "{\"end\":{\"sum_received\":{\"bits_per_second\":3.2e10}}}");
+    Files.write(out.resolve("results.jsonl"), List.of(
+        row("W1", "relay", 1.0, 26, 103), row("W1", "nchan-2w", 0.5, 15, 103),
+        row("W1", "relay-tls", 30, 117, 103, "wss"), row("W1", "nchan-2w-tls", 4, 31, 103, "wss"),
+        row("W3", "relay-tls", 30, 100, 500, "wss"), row("W3", "nchan-1w-tls", 4, 100, 600, "wss")));
+    Path doc = dir.resolve("benchmarks.md");
+
+    Report.main(new String[] {out.toString(), doc.toString()});
+
+    String page = Files.readString(doc);
+    assertTrue(page.contains("| W1 p99 ms | relay | 1 | nchan 0.500 | 2.00 | <= 1.2 | **not met** |"), "plain W1 against plain nchan:\n" + page);
+    assertFalse(page.contains("| W1 p99 ms | relay-tls"), "no wss run among the plain ones:\n" + page);
+    assertTrue(page.contains("| wss W1 p99 ms | relay-tls | 30 | nchan 4 | 7.50 | <= 1.5 | **not met** |"), page);
+    assertTrue(page.contains("| wss W3 delivered MB/s | relay-tls | 500 | nchan 600 | 0.83 | >= 0.8 | met |"), page);
+  }
+
   private static String row(String workload, String label, double p99, double cpu, double mbps) {
+    return row(workload, label, p99, cpu, mbps, "ws");
+  }
+
+  private static String row(String workload, String label, double p99, double cpu, double mbps, String transport) {
     return String.format(java.util.Locale.ROOT,
-        "{\"workload\":\"%s\",\"label\":\"%s\",\"p99Ms\":%s,\"serverCpuPct\":%s,\"deliveredMBps\":%s,\"offeredMsgPerS\":1,\"deliveredMsgPerS\":1,"
+        "{\"workload\":\"%s\",\"transport\":\"%s\",\"label\":\"%s\",\"p99Ms\":%s,\"serverCpuPct\":%s,\"deliveredMBps\":%s,\"offeredMsgPerS\":1,\"deliveredMsgPerS\":1,"
             + "\"p50Ms\":0.2,\"p90Ms\":0.3,\"p999Ms\":2,\"maxMs\":3,\"lostTotal\":0,\"reorderedTotal\":0,\"lostMaxPerReader\":0,\"serverRssMB\":1,"
             + "\"generatorCpuPct\":1,\"connectP50Ms\":1}",
-        workload, label, p99, cpu, mbps);
+        workload, transport, label, p99, cpu, mbps);
   }
 }

@@ -1,0 +1,78 @@
+package io.relay.bench;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * The generator's side of wss and https: TLS 1.3 with one cipher suite, so that the relay and
+ * nginx are measured doing the same cryptography, trusting only the certificate both servers are
+ * given (its name checked as a browser would).
+ */
+final class Tls {
+  /** The suite every benchmark connection offers: the common one, with AES-NI on x86. */
+  static final String DEFAULT_SUITE = "TLS_AES_128_GCM_SHA256";
+
+  private final SSLContext context;
+  private final String suite;
+
+  private Tls(SSLContext context, String suite) {
+    this.context = context;
+    this.suite = suite;
+  }
+
+  /** A client that trusts the PEM certificates in {@code ca} and offers {@code suite} alone. */
+  static Tls trusting(Path ca, String suite) {
+    try (InputStream pem = Files.newInputStream(ca)) {
+      KeyStore trusted = KeyStore.getInstance("PKCS12");
+      trusted.load(null, null);
+      int i = 0;
+      for (Certificate certificate : CertificateFactory.getInstance("X.509").generateCertificates(pem)) {
+        trusted.setCertificateEntry("ca-" + i++, certificate);
+      }
+      if (i == 0) {
+        throw new IllegalArgumentException(ca + " holds no certificate");
+      }
+      TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      trust.init(trusted);
+      SSLContext context = SSLContext.getInstance("TLSv1.3");
+      context.init(null, trust.getTrustManagers(), null);
+      return new Tls(context, suite);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + ca, e);
+    } catch (GeneralSecurityException e) {
+      throw new IllegalArgumentException("cannot trust " + ca + ": " + e.getMessage(), e);
+    }
+  }
+
+  SSLContext context() {
+    return context;
+  }
+
+  /** TLS 1.3, the one suite, and the server's name checked against its certificate. */
+  SSLParameters parameters() {
+    SSLParameters parameters = context.getDefaultSSLParameters();
+    parameters.setProtocols(new String[] {"TLSv1.3"});
+    parameters.setCipherSuites(new String[] {suite});
+    parameters.setEndpointIdentificationAlgorithm("HTTPS");
+    return parameters;
+  }
+
+  /** A client engine for one connection to {@code host:port}. */
+  SSLEngine engine(String host, int port) {
+    SSLEngine engine = context.createSSLEngine(host, port);
+    engine.setUseClientMode(true);
+    engine.setSSLParameters(parameters());
+    return engine;
+  }
+}

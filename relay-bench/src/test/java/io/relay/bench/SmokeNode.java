@@ -1,0 +1,127 @@
+package io.relay.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.node.LoopbackPorts;
+import io.relay.testing.Await;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+
+/**
+ * A real node JVM for the generator's smoke tests, started from this build's class path and
+ * stopped by its pid; with a certificate it serves https and wss.
+ */
+final class SmokeNode implements AutoCloseable {
+  private static final String SECRET = "bench-smoke-secret-0123456789abcdef-0123456789";
+  private final Path dir;
+  private final Path cert;
+  private final int accessPort = LoopbackPorts.free();
+  private final int managementPort = LoopbackPorts.free();
+  private final Process process;
+
+  /** @param cert the PEM certificate to serve (its key beside it, {@code key.pem}), or null for ws */
+  SmokeNode(Path dir, Path cert) throws IOException {
+    this.dir = dir;
+    this.cert = cert;
+    int relayPort = LoopbackPorts.free();
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    ProcessBuilder pb =
+        new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"), "io.relay.node.RelayCli", "serve")
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("node.log").toFile());
+    Map<String, String> env = pb.environment();
+    env.keySet().removeIf(key -> key.startsWith("RELAY_"));
+    env.put("RELAY_SECRET", SECRET);
+    env.put("RELAY_AUDIENCE", "http://127.0.0.1:" + accessPort);
+    env.put("RELAY_PORT_ACCESS", Integer.toString(accessPort));
+    env.put("RELAY_PORT_RELAY", Integer.toString(relayPort));
+    env.put("RELAY_PORT_MANAGEMENT", Integer.toString(managementPort));
+    env.put("RELAY_PORT_REMOTE", Integer.toString(LoopbackPorts.free()));
+    env.put("RELAY_URL", (cert == null ? "ws" : "wss") + "://127.0.0.1:" + relayPort);
+    env.put("RELAY_SEED_NODES", "");
+    env.put("RELAY_DRAIN_DELAY", "100ms");
+    if (cert != null) {
+      env.put("RELAY_TLS_CERT", cert.toString());
+      env.put("RELAY_TLS_KEY", cert.resolveSibling("key.pem").toString());
+    }
+    process = pb.start();
+    awaitReady(Duration.ofSeconds(60));
+  }
+
+  /** A self-signed certificate for 127.0.0.1 made by openssl in {@code dir}, its key beside it. */
+  static Path certificate(Path dir) throws Exception {
+    Path cert = dir.resolve("cert.pem");
+    Process openssl =
+        new ProcessBuilder(
+                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                "-keyout", dir.resolve("key.pem").toString(), "-out", cert.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("openssl.log").toFile())
+            .start();
+    assertTrue(openssl.waitFor(60, TimeUnit.SECONDS), "openssl did not finish");
+    assertEquals(0, openssl.exitValue(), "openssl failed (is it installed?): " + Files.readString(dir.resolve("openssl.log")));
+    return cert;
+  }
+
+  /** Runs the generator against this node; returns its JSON result. */
+  JsonNode bench(String workload, String... more) throws IOException {
+    Path json = dir.resolve(workload + ".jsonl");
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--target", "relay", "--workload", workload, "--loops", "1",
+                "--access", (cert == null ? "http" : "https") + "://127.0.0.1:" + accessPort,
+                "--secret", SECRET, "--audience", "http://127.0.0.1:" + accessPort,
+                "--server-pid", Long.toString(process.pid()),
+                "--json", json.toString()));
+    if (cert != null) {
+      args.addAll(List.of("--tls-ca", cert.toString()));
+    }
+    args.addAll(List.of(more));
+    int status = new CommandLine(new BenchCommand()).execute(args.toArray(String[]::new));
+    assertEquals(0, status, "the generator's exit status");
+    List<String> lines = Files.readAllLines(json);
+    return new ObjectMapper().readTree(lines.get(lines.size() - 1));
+  }
+
+  private void awaitReady(Duration timeout) {
+    HttpClient http = HttpClient.newHttpClient();
+    URI ready = URI.create("http://127.0.0.1:" + managementPort + "/ready");
+    Await.until("the benchmark's node is ready (its log: " + dir.resolve("node.log") + ")", timeout, () -> {
+      if (!process.isAlive()) {
+        throw new AssertionError("the node exited with " + process.exitValue() + "; see " + dir.resolve("node.log"));
+      }
+      try {
+        return http.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+      } catch (IOException notYet) {
+        return false;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(40, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+    }
+  }
+}
