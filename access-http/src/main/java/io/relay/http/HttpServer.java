@@ -8,11 +8,9 @@ import java.util.concurrent.CompletionStage;
 import io.relay.http.log.ServerLog;
 import io.relay.http.socket.SocketServer;
 import io.relay.http.socket.OwnRequests;
-import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.http.javadsl.Http;
-import org.apache.pekko.http.javadsl.HttpsConnectionContext;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,16 +25,16 @@ public final class HttpServer {
   private HttpServer() {}
 
   /**
-   * Binds {@code route} on {@code host:port}.
+   * Binds {@code route} on {@code host:port}, on the node's own sockets ({@link SocketServer}).
    *
-   * @param own the requests the node answers from its own reading of their heads on plain HTTP
-   *     (the relay's upgrades, the access API's code requests), with no HTTP stream; over TLS, and
-   *     for the requests it does not take, Pekko HTTP serves {@code route}, which answers the same
-   * @param tls the HTTPS context, or empty for plain HTTP
-   * @param sockets what the node's plain-HTTP ports share (connection limit, counters)
+   * @param own the requests the node answers from its own reading of their heads (the relay's
+   *     upgrades, the access API's code requests), with no HTTP stream; for the requests it does
+   *     not take, Pekko HTTP serves {@code route}, which answers the same
+   * @param tls the context of HTTPS and WSS, or empty for plain HTTP
+   * @param sockets what the node's client ports share (connection limit, counters)
    * @param terminationDeadline how long coordinated shutdown lets open requests finish
-   * @param logLimitInterval Pekko HTTP's warnings about requests and connections are logged once of
-   *     a kind per this interval ({@link ServerLog})
+   * @param logLimitInterval warnings about requests and connections (Pekko HTTP's among them) are
+   *     logged once of a kind per this interval ({@link ServerLog})
    * @return the bound address
    */
   public static CompletionStage<InetSocketAddress> bind(
@@ -46,23 +44,20 @@ public final class HttpServer {
       int port,
       Route route,
       OwnRequests own,
-      Optional<HttpsConnectionContext> tls,
+      Optional<SSLContext> tls,
       SocketServer.Limits sockets,
       Duration terminationDeadline,
       Duration logLimitInterval) {
-    Supplier<SocketServer> plain = () -> SocketServer.bind(system, host, port, route, own, sockets, logLimitInterval);
-    return logged(
-        system,
-        name,
-        host,
-        port,
-        tls.isPresent()
-            ? bindPekko(system, host, port, route, tls.get(), terminationDeadline, logLimitInterval)
-            : bindSockets(system, plain, terminationDeadline));
-  }
-
-  private static CompletionStage<InetSocketAddress> logged(
-      ActorSystem<?> system, String name, String host, int port, CompletionStage<InetSocketAddress> bound) {
+    CompletionStage<InetSocketAddress> bound;
+    try {
+      SocketServer server = SocketServer.bind(system, host, port, route, own, tls.orElse(null), sockets, logLimitInterval);
+      CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+      shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "http-unbind-" + server.localAddress(), server::unbind);
+      shutdown.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "http-terminate-" + server.localAddress(), () -> server.terminate(terminationDeadline));
+      bound = CompletableFuture.completedFuture(server.localAddress());
+    } catch (RuntimeException e) {
+      bound = CompletableFuture.failedFuture(e);
+    }
     return bound
         .thenApply(
             address -> {
@@ -76,41 +71,5 @@ public final class HttpServer {
                 system.terminate();
               }
             });
-  }
-
-  /** HTTPS: Pekko HTTP's own binding, on Pekko's TCP and TLS stages. */
-  private static CompletionStage<InetSocketAddress> bindPekko(
-      ActorSystem<?> system,
-      String host,
-      int port,
-      Route route,
-      HttpsConnectionContext tls,
-      Duration terminationDeadline,
-      Duration logLimitInterval) {
-    return Http.get(system)
-        .newServerAt(host, port)
-        .enableHttps(tls)
-        .withMaterializer(ClientStreams.materializer(system))
-        .logTo(ServerLog.start(system, logLimitInterval))
-        .bind(route)
-        .thenApply(
-            binding -> {
-              binding.addToCoordinatedShutdown(terminationDeadline, system);
-              return binding.localAddress();
-            });
-  }
-
-  /** Plain HTTP: the node's own sockets ({@link SocketServer}), bound by {@code bind}. */
-  private static CompletionStage<InetSocketAddress> bindSockets(
-      ActorSystem<?> system, Supplier<SocketServer> bind, Duration terminationDeadline) {
-    try {
-      SocketServer server = bind.get();
-      CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
-      shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "http-unbind-" + server.localAddress(), server::unbind);
-      shutdown.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "http-terminate-" + server.localAddress(), () -> server.terminate(terminationDeadline));
-      return CompletableFuture.completedFuture(server.localAddress());
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
   }
 }

@@ -14,8 +14,6 @@ import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
-import org.apache.pekko.http.javadsl.ConnectionContext;
-import org.apache.pekko.http.javadsl.HttpsConnectionContext;
 import org.apache.pekko.pki.pem.DERPrivateKeyLoader;
 import org.apache.pekko.pki.pem.PEMDecoder;
 
@@ -30,7 +28,7 @@ public final class TlsContext {
    *
    * @throws SettingsReader.InvalidSettingException when either file cannot be read or parsed
    */
-  public static HttpsConnectionContext load(HttpSettings settings) {
+  public static SSLContext load(HttpSettings settings) {
     Certificate[] chain;
     try {
       byte[] pem = Files.readAllBytes(Path.of(settings.tlsCert()));
@@ -55,7 +53,7 @@ public final class TlsContext {
       keys.init(store, NO_PASSWORD);
       SSLContext context = SSLContext.getInstance("TLS");
       context.init(keys.getKeyManagers(), null, new SecureRandom());
-      return ConnectionContext.httpsServer(context);
+      return context;
     } catch (IOException | GeneralSecurityException e) {
       throw SettingsReader.invalid("relay.tls-key", "does not match the certificate: " + e.getMessage());
     }

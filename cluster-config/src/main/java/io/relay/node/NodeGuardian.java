@@ -27,6 +27,7 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import javax.net.ssl.SSLContext;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -37,7 +38,6 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.pubsub.Topic;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Join;
-import org.apache.pekko.http.javadsl.HttpsConnectionContext;
 import org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap;
 import org.apache.pekko.management.javadsl.PekkoManagement;
 import org.apache.pekko.pattern.Patterns;
@@ -143,7 +143,7 @@ final class NodeGuardian {
       ActorSystem<Void> system, RelayNode.Settings settings, RelayServices services, NodeState state) {
     HttpApi api = new HttpApi(settings.http(), services, system, state::isDraining);
     HttpSettings http = settings.http();
-    Optional<HttpsConnectionContext> tls = settings.tls();
+    Optional<SSLContext> tls = settings.tls();
     SocketServer.Limits sockets = SocketServer.Limits.create(settings.sockets());
     registerSocketMetrics(state.metrics(), sockets);
     CompletionStage<InetSocketAddress> access =

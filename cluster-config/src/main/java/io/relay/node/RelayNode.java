@@ -15,9 +15,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import javax.net.ssl.SSLContext;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.http.javadsl.HttpsConnectionContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +40,7 @@ public final class RelayNode {
       HttpSettings http,
       RelaySettings relay,
       SocketSettings sockets,
-      Optional<HttpsConnectionContext> tls) {}
+      Optional<SSLContext> tls) {}
 
   /**
    * Loads and validates the configuration: {@code overrides} first, then the environment
@@ -79,7 +79,7 @@ public final class RelayNode {
             .withValue(
                 "pekko.coordinated-shutdown.phases.service-unbind.timeout",
                 millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
-    Optional<HttpsConnectionContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
+    Optional<SSLContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
     return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, relay, sockets, tls);
   }
 

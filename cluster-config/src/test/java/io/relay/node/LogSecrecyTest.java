@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.testing.Await;
+import io.relay.testing.TestCertificate;
 import io.relay.testing.Tokens;
 import java.net.http.HttpClient;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
 package io.relay.node;
 
+import io.relay.testing.TestCertificate;
 import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.util.HashMap;

@@ -3,6 +3,7 @@ package io.relay.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.TestCertificate;
 import io.relay.testing.Tokens;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.relay.testing.TestCertificate;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -62,7 +63,7 @@ class BenchSmokeTest {
 
     @BeforeAll
     void start(@TempDir Path dir) throws Exception {
-      node = new SmokeNode(dir, SmokeNode.certificate(dir));
+      node = new SmokeNode(dir, TestCertificate.create(dir));
     }
 
     @AfterAll

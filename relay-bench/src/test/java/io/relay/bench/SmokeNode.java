@@ -1,12 +1,12 @@
 package io.relay.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relay.node.LoopbackPorts;
 import io.relay.testing.Await;
+import io.relay.testing.TestCertificate;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -33,10 +33,10 @@ final class SmokeNode implements AutoCloseable {
   private final int managementPort = LoopbackPorts.free();
   private final Process process;
 
-  /** @param cert the PEM certificate to serve (its key beside it, {@code key.pem}), or null for ws */
-  SmokeNode(Path dir, Path cert) throws IOException {
+  /** @param certificate the certificate to serve, or null for ws */
+  SmokeNode(Path dir, TestCertificate certificate) throws IOException {
     this.dir = dir;
-    this.cert = cert;
+    this.cert = certificate == null ? null : certificate.cert();
     int relayPort = LoopbackPorts.free();
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     ProcessBuilder pb =
@@ -55,27 +55,11 @@ final class SmokeNode implements AutoCloseable {
     env.put("RELAY_SEED_NODES", "");
     env.put("RELAY_DRAIN_DELAY", "100ms");
     if (cert != null) {
-      env.put("RELAY_TLS_CERT", cert.toString());
-      env.put("RELAY_TLS_KEY", cert.resolveSibling("key.pem").toString());
+      env.put("RELAY_TLS_CERT", certificate.cert().toString());
+      env.put("RELAY_TLS_KEY", certificate.key().toString());
     }
     process = pb.start();
     awaitReady(Duration.ofSeconds(60));
-  }
-
-  /** A self-signed certificate for 127.0.0.1 made by openssl in {@code dir}, its key beside it. */
-  static Path certificate(Path dir) throws Exception {
-    Path cert = dir.resolve("cert.pem");
-    Process openssl =
-        new ProcessBuilder(
-                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                "-keyout", dir.resolve("key.pem").toString(), "-out", cert.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("openssl.log").toFile())
-            .start();
-    assertTrue(openssl.waitFor(60, TimeUnit.SECONDS), "openssl did not finish");
-    assertEquals(0, openssl.exitValue(), "openssl failed (is it installed?): " + Files.readString(dir.resolve("openssl.log")));
-    return cert;
   }
 
   /** Runs the generator against this node; returns its JSON result. */

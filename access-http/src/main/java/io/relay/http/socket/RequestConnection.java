@@ -128,7 +128,7 @@ final class RequestConnection implements IntConsumer {
           int most = head == null ? RequestHead.MAX_HEAD_BYTES : requestEnd;
           buffer = Arrays.copyOf(buffer, Math.min(2 * buffer.length, most));
         }
-        int n = endpoint.channel().read(ByteBuffer.wrap(buffer, length, buffer.length - length));
+        int n = endpoint.read(ByteBuffer.wrap(buffer, length, buffer.length - length));
         if (n < 0) {
           end();
           return;
@@ -259,10 +259,10 @@ final class RequestConnection implements IntConsumer {
 
   private void write() {
     try {
-      if (endpoint.channel().write(response) > 0) {
+      if (endpoint.write(response) > 0) {
         endpoint.active();
       }
-      if (response.hasRemaining()) {
+      if (response.hasRemaining() || endpoint.unflushed()) {
         endpoint.watch(SelectionKey.OP_WRITE);
         return;
       }
@@ -271,7 +271,7 @@ final class RequestConnection implements IntConsumer {
         next();
         return;
       }
-      endpoint.channel().shutdownOutput();
+      endpoint.shutdownOutput();
     } catch (IOException e) {
       state = State.DONE;
       endpoint.reset();
@@ -303,7 +303,7 @@ final class RequestConnection implements IntConsumer {
     try {
       while (true) {
         scratch.clear();
-        int n = endpoint.channel().read(scratch);
+        int n = endpoint.read(scratch);
         if (n < 0 || (discarded += n) > MAX_DISCARDED) {
           end();
           return;

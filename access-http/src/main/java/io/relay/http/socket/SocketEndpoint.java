@@ -2,18 +2,36 @@ package io.relay.http.socket;
 
 import java.io.IOException;
 import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.Executor;
 import java.util.function.IntConsumer;
+import javax.net.ssl.SSLContext;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Graph;
 import org.apache.pekko.util.ByteString;
+import tlschannel.HeapBufferAllocator;
+import tlschannel.NeedsReadException;
+import tlschannel.NeedsTaskException;
+import tlschannel.NeedsWriteException;
+import tlschannel.ServerTlsChannel;
+import tlschannel.TlsChannel;
 
 /**
  * One accepted socket of a {@link SocketServer}, as the stage that serves it and the server's
- * selector thread share it: readiness handed to the stage, interest and activity, closing, and
- * serving it with a protocol's flow once its upgrade request is answered.
+ * selector thread share it: reading and writing, readiness handed to the stage, interest and
+ * activity, closing, and serving it with a protocol's flow once its upgrade request is answered.
+ *
+ * <p>On a TLS port the bytes read and written are the plain text of a TLS layer over the socket
+ * (tls-channel's {@link ServerTlsChannel}, the JDK's {@code SSLEngine} underneath), and the
+ * readers and writers above see the same contract as on plain TCP: {@link #read} returns 0 and
+ * {@link #write} takes less than offered when they must wait, and {@link #watch} waits for what
+ * the TLS layer needs, which may be the other direction (a read that must first write a handshake
+ * message). The handshake's expensive steps (signing) run on {@code tasks}, not on the thread that
+ * happened to read. Its buffers are taken from the heap and given back whenever they are empty,
+ * so an idle TLS connection holds only its {@code SSLEngine}.
  */
 final class SocketEndpoint {
   /** Readiness value telling the stage that the server closed the socket under it. */
@@ -21,7 +39,15 @@ final class SocketEndpoint {
 
   private final SocketServer server;
   private final SocketChannel channel;
+  /** The TLS layer over {@link #channel}, or null on a plain port. */
+  private final TlsChannel tls;
+  private final Executor tasks;
   private final SelectionKey key;
+  /** What the socket must become for the last TLS read, and write, to go on (0: a task runs). */
+  private volatile int readWaitsFor = SelectionKey.OP_READ;
+  private volatile int writeWaitsFor = SelectionKey.OP_WRITE;
+  /** The TLS layer holds written bytes the socket has not taken yet. */
+  private volatile boolean unflushed;
   private volatile IntConsumer onReady;
   private volatile long lastActive = System.nanoTime();
   /**
@@ -32,15 +58,110 @@ final class SocketEndpoint {
   /** When the server sent its last bytes and began waiting for the peer to close, or 0. */
   private volatile long lingerStarted;
 
-  SocketEndpoint(SocketServer server, SocketChannel channel, SelectionKey key) {
+  /**
+   * @param tls the context of a TLS port, or null for plain TCP
+   * @param tasks where the TLS handshake's expensive steps run
+   */
+  SocketEndpoint(SocketServer server, SocketChannel channel, SelectionKey key, SSLContext tls, Executor tasks) {
     this.server = server;
     this.channel = channel;
+    this.tls =
+        tls == null
+            ? null
+            : ServerTlsChannel.newBuilder(channel, tls)
+                .withRunTasks(false)
+                .withEncryptedBufferAllocator(new HeapBufferAllocator())
+                .build();
+    this.tasks = tasks;
     this.key = key;
     key.attach(this);
   }
 
   SocketChannel channel() {
     return channel;
+  }
+
+  /**
+   * Reads into {@code buffer}: the number of bytes read, 0 when none can be read now (then
+   * {@link #watch} {@code OP_READ}), -1 when the peer has closed.
+   */
+  int read(ByteBuffer buffer) throws IOException {
+    if (tls == null) {
+      return channel.read(buffer);
+    }
+    try {
+      return tls.read(buffer);
+    } catch (NeedsReadException e) {
+      readWaitsFor = SelectionKey.OP_READ;
+    } catch (NeedsWriteException e) {
+      readWaitsFor = SelectionKey.OP_WRITE;
+    } catch (NeedsTaskException e) {
+      readWaitsFor = 0;
+      runTask(e.getTask());
+    }
+    return 0;
+  }
+
+  /**
+   * Writes from {@code buffer} and returns how many of its bytes were taken; while it has some
+   * left, or {@link #unflushed}, {@link #watch} {@code OP_WRITE} and write again.
+   */
+  int write(ByteBuffer buffer) throws IOException {
+    if (tls == null) {
+      return channel.write(buffer);
+    }
+    int before = buffer.position();
+    try {
+      tls.write(buffer);
+      unflushed = false;
+    } catch (NeedsWriteException e) {
+      writeWaitsFor = SelectionKey.OP_WRITE;
+      unflushed = true;
+    } catch (NeedsReadException e) {
+      writeWaitsFor = SelectionKey.OP_READ;
+      unflushed = true;
+    } catch (NeedsTaskException e) {
+      writeWaitsFor = 0;
+      unflushed = true;
+      runTask(e.getTask());
+    }
+    return buffer.position() - before;
+  }
+
+  /** Whether the TLS layer holds bytes taken by {@link #write} that the socket has not taken yet. */
+  boolean unflushed() {
+    return unflushed;
+  }
+
+  /**
+   * Ends the output after what was written, and reads on: on TLS with a {@code close_notify}
+   * first (as far as the socket takes it now), then a FIN. TLS 1.3 lets the peer go on sending
+   * after a {@code close_notify}; the engine's inbound side stays open (tls-channel's own {@code
+   * shutdown} would also stop reading, so the alert is made by the engine directly: once its
+   * outbound side is closed, wrapping anything produces the alert and takes no byte).
+   */
+  void shutdownOutput() throws IOException {
+    if (tls != null) {
+      tls.getSslEngine().closeOutbound();
+      try {
+        tls.write(ByteBuffer.allocate(1));
+        tls.write(ByteBuffer.allocate(0));
+      } catch (NeedsWriteException | NeedsReadException e) {
+        // the socket is full: the FIN still ends the connection for the peer
+      }
+    }
+    channel.shutdownOutput();
+  }
+
+  /** Runs a TLS handshake step off this thread; then whoever waits on the socket goes on. */
+  private void runTask(Runnable task) {
+    tasks.execute(
+        () -> {
+          task.run();
+          readWaitsFor = SelectionKey.OP_READ;
+          writeWaitsFor = SelectionKey.OP_WRITE;
+          ready(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+        });
   }
 
   /** Where readiness goes: the stage's async callback, or null while no stage serves it. */
@@ -56,10 +177,17 @@ final class SocketEndpoint {
     server.switchProtocol(this, flow, unwritten, unread);
   }
 
-  /** Reports readiness for {@code op} (OP_READ or OP_WRITE) once. */
+  /**
+   * Reports readiness for {@code op} (OP_READ or OP_WRITE) once; on TLS, when what the last read
+   * or write needs has happened.
+   */
   void watch(int op) {
+    int interest = tls == null ? op : op == SelectionKey.OP_READ ? readWaitsFor : writeWaitsFor;
+    if (interest == 0) {
+      return; // a handshake task runs and reports when it is done
+    }
     try {
-      key.interestOpsOr(op);
+      key.interestOpsOr(interest);
       server.wakeup();
     } catch (CancelledKeyException e) {
       // closed meanwhile: the stage is stopping
@@ -100,10 +228,15 @@ final class SocketEndpoint {
     return lastActive;
   }
 
+  /**
+   * The socket is ready for {@code ops}, or {@link #CLOSED}. On TLS either direction may be what a
+   * read or a write waited for: both are told to try again.
+   */
   void ready(int ops) {
     IntConsumer target = onReady;
     if (target != null) {
-      target.accept(ops);
+      boolean closed = (ops & CLOSED) != 0;
+      target.accept(tls == null || closed ? ops : SelectionKey.OP_READ | SelectionKey.OP_WRITE);
     }
   }
 

@@ -19,12 +19,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import javax.net.ssl.SSLContext;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
 import org.apache.pekko.stream.FlowShape;
@@ -78,6 +81,10 @@ public final class SocketServer {
   private final WarningLimiter warnings;
   /** How the port serves a new connection: Pekko HTTP's layer, or the node's own handshake. */
   private final Consumer<SocketEndpoint> serve;
+  /** The context of a TLS port, or null for plain TCP. */
+  private final SSLContext tls;
+  /** Where TLS handshakes' expensive steps run: the connections' dispatcher. */
+  private final Executor tlsTasks;
   private final int writeBufferBytes;
   private final Selector selector;
   private final ServerSocketChannel server;
@@ -109,10 +116,13 @@ public final class SocketServer {
       ActorSystem<?> system,
       InetSocketAddress address,
       Function<SocketServer, Consumer<SocketEndpoint>> serving,
+      SSLContext tls,
       Limits limits,
       Duration logLimitInterval)
       throws IOException {
     this.system = system;
+    this.tls = tls;
+    this.tlsTasks = system.dispatchers().lookup(DispatcherSelector.fromConfig(ClientStreams.DISPATCHER));
     this.warnings = WarningLimiter.start(system, LOG, logLimitInterval);
     this.limits = limits;
     this.materializer = ClientStreams.materializer(system);
@@ -148,7 +158,7 @@ public final class SocketServer {
    */
   public static SocketServer bind(
       ActorSystem<?> system, String host, int port, Route route, Limits limits, Duration logLimitInterval) {
-    return bind(system, host, port, route, null, limits, logLimitInterval);
+    return bind(system, host, port, route, null, null, limits, logLimitInterval);
   }
 
   /**
@@ -156,10 +166,18 @@ public final class SocketServer {
    * {@code own} takes are answered by it ({@link RequestConnection}), with no HTTP stream; {@code
    * route}, under Pekko HTTP's server layer, serves the rest of a connection from the first request
    * {@code own} does not take (if {@code own} {@link OwnRequests#handsOver hands over}; null: every
-   * connection).
+   * connection). With {@code tls} (null: plain TCP) every connection is TLS first ({@link
+   * SocketEndpoint}).
    */
   public static SocketServer bind(
-      ActorSystem<?> system, String host, int port, Route route, OwnRequests own, Limits limits, Duration logLimitInterval) {
+      ActorSystem<?> system,
+      String host,
+      int port,
+      Route route,
+      OwnRequests own,
+      SSLContext tls,
+      Limits limits,
+      Duration logLimitInterval) {
     return start(
         system,
         new InetSocketAddress(host, port),
@@ -170,6 +188,7 @@ public final class SocketServer {
               ? endpoint -> http.serve(endpoint, ByteString.emptyByteString())
               : endpoint -> new RequestConnection(endpoint, own, http, server.warnings, limits.counters()).start();
         },
+        tls,
         limits,
         logLimitInterval);
   }
@@ -178,10 +197,11 @@ public final class SocketServer {
       ActorSystem<?> system,
       InetSocketAddress address,
       Function<SocketServer, Consumer<SocketEndpoint>> serving,
+      SSLContext tls,
       Limits limits,
       Duration logLimitInterval) {
     try {
-      SocketServer server = new SocketServer(system, address, serving, limits, logLimitInterval);
+      SocketServer server = new SocketServer(system, address, serving, tls, limits, logLimitInterval);
       server.thread.start();
       ConnectionSweep.start(
           system, server.endpoints, limits.settings().headerTimeout(), idleTimeout(server.settings), limits.counters());
@@ -322,7 +342,7 @@ public final class SocketServer {
       try {
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        SocketEndpoint endpoint = new SocketEndpoint(this, channel, channel.register(selector, 0));
+        SocketEndpoint endpoint = new SocketEndpoint(this, channel, channel.register(selector, 0), tls, tlsTasks);
         open.incrementAndGet();
         endpoints.add(endpoint);
         serve.accept(endpoint);

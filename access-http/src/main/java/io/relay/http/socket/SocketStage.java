@@ -3,7 +3,6 @@ package io.relay.http.socket;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.SocketChannel;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayDeque;
 import java.util.function.Function;
@@ -130,7 +129,6 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   }
 
   private final class Logic extends GraphStageLogic implements InHandler, OutHandler {
-    private final SocketChannel channel = endpoint.channel();
     /** What is still to be written, in the pieces it was pushed in; the first may be partly written. */
     private final ArrayDeque<ByteString> toWrite = new ArrayDeque<>();
     /** Bytes of the first piece of {@code toWrite} already written. */
@@ -188,7 +186,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       buffer.clear();
       int n;
       try {
-        n = channel.read(buffer);
+        n = endpoint.read(buffer);
       } catch (IOException e) {
         failStage(e);
         return;
@@ -244,7 +242,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     /** Sends a FIN after what was written; the stage reads on until the stream stops reading. */
     private void shutdownOutput() {
       try {
-        channel.shutdownOutput();
+        endpoint.shutdownOutput();
       } catch (IOException e) {
         failStage(e);
       }
@@ -265,11 +263,12 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
 
     /**
      * Writes what is queued: each round copies as many pieces as fit into the thread's direct
-     * buffer and writes them in one call, until everything is written or the socket is full.
+     * buffer and writes them in one call, until everything is written (on TLS: and flushed) or the
+     * socket is full.
      */
     private void write() {
       try {
-        while (!toWrite.isEmpty()) {
+        while (!toWrite.isEmpty() || endpoint.unflushed()) {
           ByteBuffer buffer = WRITE_BUFFER.get();
           buffer.clear();
           int skip = writtenOfFirst;
@@ -281,12 +280,12 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
             skip = 0;
           }
           buffer.flip();
-          int n = channel.write(buffer);
+          int n = endpoint.write(buffer);
           if (n > 0) {
             endpoint.active();
             written(n);
           }
-          if (buffer.hasRemaining()) {
+          if (buffer.hasRemaining() || endpoint.unflushed()) {
             // the socket is full: go on when it is writable again
             waitingWritable = true;
             endpoint.watch(SelectionKey.OP_WRITE);

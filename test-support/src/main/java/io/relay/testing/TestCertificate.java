@@ -1,7 +1,4 @@
-package io.relay.node;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+package io.relay.testing;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,8 +13,9 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
 /** A self-signed certificate for 127.0.0.1 made by openssl, and a TLS context that trusts it. */
-record TestCertificate(Path cert, Path key) {
-  static TestCertificate create(Path dir) throws IOException, InterruptedException {
+public record TestCertificate(Path cert, Path key) {
+  /** Makes one in {@code dir} ({@code cert.pem}, {@code key.pem}); needs openssl. */
+  public static TestCertificate create(Path dir) throws IOException, InterruptedException {
     Path cert = dir.resolve("cert.pem");
     Path key = dir.resolve("key.pem");
     Process openssl =
@@ -28,13 +26,18 @@ record TestCertificate(Path cert, Path key) {
             .redirectErrorStream(true)
             .redirectOutput(dir.resolve("openssl.log").toFile())
             .start();
-    assertTrue(openssl.waitFor(60, TimeUnit.SECONDS), "openssl did not finish");
-    assertEquals(0, openssl.exitValue(), "openssl failed (is it installed?): " + Files.readString(dir.resolve("openssl.log")));
+    if (!openssl.waitFor(60, TimeUnit.SECONDS)) {
+      openssl.destroyForcibly();
+      throw new AssertionError("openssl did not finish within 60 s");
+    }
+    if (openssl.exitValue() != 0) {
+      throw new AssertionError("openssl failed (is it installed?): " + Files.readString(dir.resolve("openssl.log")));
+    }
     return new TestCertificate(cert, key);
   }
 
   /** Settings for a node that serves HTTPS and WSS with this certificate on {@code relayPort}. */
-  Map<String, Object> nodeSettings(int relayPort) {
+  public Map<String, Object> nodeSettings(int relayPort) {
     return Map.of(
         "relay.tls-cert", cert.toString(),
         "relay.tls-key", key.toString(),
@@ -42,7 +45,8 @@ record TestCertificate(Path cert, Path key) {
         "relay.url", "wss://127.0.0.1:" + relayPort);
   }
 
-  SSLContext trustingContext() throws IOException, GeneralSecurityException {
+  /** A client context that trusts this certificate alone. */
+  public SSLContext trustingContext() throws IOException, GeneralSecurityException {
     KeyStore trust = KeyStore.getInstance("PKCS12");
     trust.load(null, null);
     try (InputStream in = Files.newInputStream(cert)) {

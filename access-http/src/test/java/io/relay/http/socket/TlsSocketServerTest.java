@@ -1,0 +1,144 @@
+package io.relay.http.socket;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.relay.http.HttpSettings;
+import io.relay.http.TlsContext;
+import io.relay.testing.Await;
+import io.relay.testing.TestCertificate;
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.stream.Materializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The socket transport serving TLS (the node's HTTPS and WSS ports): a reader slower than the
+ * server and a large upload cross the TLS layer whole and in order; a client that never starts
+ * its handshake is cut off at the header timeout, and one that speaks plain HTTP to the port is
+ * closed; neither stops the port serving.
+ */
+class TlsSocketServerTest extends AllDirectives {
+  private static final Duration DEADLINE = TestSockets.DEADLINE;
+  private static final byte[] BIG = new byte[8 * 1024 * 1024];
+  private static final String HELLO = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+
+  @TempDir static Path dir;
+  private static TestCertificate certificate;
+  private static SSLContext client;
+  private ActorSystem<Void> system;
+  private SocketServer server;
+
+  @BeforeAll
+  static void certificate() throws Exception {
+    certificate = TestCertificate.create(dir);
+    client = certificate.trustingContext();
+    ThreadLocalRandom.current().nextBytes(BIG);
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    TestSockets.terminate(system);
+  }
+
+  private void start(String config) {
+    Config loaded =
+        ConfigFactory.parseMap(Map.of("relay.tls-cert", certificate.cert().toString(), "relay.tls-key", certificate.key().toString()))
+            .withFallback(ConfigFactory.parseString(config))
+            .withFallback(ConfigFactory.load());
+    system = ActorSystem.create(Behaviors.empty(), "tls-socket-test", loaded);
+    Materializer materializer = Materializer.matFromSystem(system);
+    Route route =
+        concat(
+            path("hello", () -> get(() -> complete("hello"))),
+            path("big", () -> get(() -> complete(HttpResponse.create().withEntity(ContentTypes.APPLICATION_OCTET_STREAM, BIG)))),
+            TestSockets.countRoute(materializer));
+    SSLContext tls = TlsContext.load(HttpSettings.create(loaded));
+    server =
+        SocketServer.bind(
+            system, "127.0.0.1", 0, route, null, tls, SocketServer.Limits.create(SocketSettings.create(loaded)), Duration.ofSeconds(10));
+  }
+
+  @Test
+  void aReaderSlowerThanTheServerGetsEveryByteInOrder() throws IOException {
+    start("");
+    Socket tcp = new Socket();
+    tcp.setReceiveBufferSize(4096); // the server's writes fill the socket and wait for it
+    tcp.connect(server.localAddress());
+    try (SSLSocket socket = (SSLSocket) client.getSocketFactory().createSocket(tcp, "127.0.0.1", server.localAddress().getPort(), true)) {
+      socket.setSoTimeout((int) DEADLINE.toMillis());
+      TestSockets.send(socket, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+      RawResponse response = RawResponse.read(socket);
+      assertEquals(200, response.status(), response.head());
+      assertArrayEquals(BIG, response.body());
+    }
+  }
+
+  @Test
+  void readsALargeUpload() throws IOException {
+    start("");
+    try (SSLSocket socket = connectTls()) {
+      int size = 6 * 1024 * 1024;
+      TestSockets.send(socket, "POST /count HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: " + size + "\r\n\r\n");
+      socket.getOutputStream().write(BIG, 0, size);
+      RawResponse response = RawResponse.read(socket);
+      assertEquals(Integer.toString(size), new String(response.body(), StandardCharsets.US_ASCII), response.head());
+    }
+  }
+
+  @Test
+  void aClientThatNeverStartsItsHandshakeIsCutOffAtTheHeaderTimeout() throws IOException {
+    start("relay.header-timeout = 1s");
+    try (Socket silent = TestSockets.connect(server)) {
+      long start = System.nanoTime();
+      RawResponse.assertClosedByServer(silent);
+      assertTrue(System.nanoTime() - start >= Duration.ofMillis(900).toNanos(), "closed before the header timeout");
+    }
+    assertAnswersHello();
+  }
+
+  @Test
+  void plainHttpOnTheTlsPortIsClosedAndThePortGoesOn() throws IOException {
+    start("");
+    try (Socket plain = TestSockets.connect(server)) {
+      TestSockets.send(plain, HELLO);
+      RawResponse.assertClosedByServer(plain);
+    }
+    Await.until("the refused connection is closed", DEADLINE, () -> server.openConnections() == 0);
+    assertAnswersHello();
+  }
+
+  private void assertAnswersHello() throws IOException {
+    try (SSLSocket socket = connectTls()) {
+      TestSockets.send(socket, HELLO);
+      RawResponse response = RawResponse.read(socket);
+      assertEquals(200, response.status(), response.head());
+      assertEquals("hello", new String(response.body(), StandardCharsets.UTF_8));
+    }
+  }
+
+  private SSLSocket connectTls() throws IOException {
+    SSLSocket socket = (SSLSocket) client.getSocketFactory().createSocket("127.0.0.1", server.localAddress().getPort());
+    socket.setSoTimeout((int) DEADLINE.toMillis());
+    return socket;
+  }
+}
