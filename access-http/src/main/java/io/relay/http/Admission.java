@@ -30,9 +30,8 @@ import org.apache.pekko.stream.Graph;
 import org.apache.pekko.util.ByteString;
 
 /**
- * Admits a WebSocket client to its topic, whichever HTTP layer read its upgrade request: the
- * node's own request heads on plain relay ports ({@link RelayHandshake}), Pekko HTTP on HTTPS
- * ones ({@link RelayRoutes}). In order: the topic named by the path, whether the node admits at
+ * Admits a WebSocket client to its topic once {@link RelayHandshake} has read its upgrade
+ * request (on plain and TLS relay ports alike). In order: the topic named by the path, whether the node admits at
  * all now (draining; deny list read from a majority), then, once the caller has checked the
  * upgrade, the one-time code (redeemed cluster-wide, {@link CodeStore}), the booking's deny
  * verdict, the token's expiry, and the join at the topic's actor. A refusal is an {@link

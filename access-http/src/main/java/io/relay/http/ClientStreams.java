@@ -13,8 +13,7 @@ import org.apache.pekko.stream.Materializer;
  * core busy.
  *
  * <p>{@link ActorMaterializerSettings#withDispatcher} is deprecated in Pekko, but no other API
- * gives a materializer a default dispatcher other than the system materializer's; Pekko HTTP's
- * own binding (the HTTPS ports) takes only a materializer.
+ * gives a materializer a default dispatcher other than the system materializer's.
  */
 public final class ClientStreams {
   /** The dispatcher the node's client connections run on. */

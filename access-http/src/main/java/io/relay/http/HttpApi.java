@@ -12,8 +12,8 @@ import org.apache.pekko.http.javadsl.server.Route;
 import org.slf4j.LoggerFactory;
 
 /**
- * Builds the node's two route trees, the access API and the WebSocket relay, and the requests of
- * each that plain ports answer from the node's own reading of request heads.
+ * Builds the access API's route tree, and the requests the node answers from its own reading of
+ * request heads: the access API's code requests and the WebSocket relay's upgrades.
  */
 public final class HttpApi extends AllDirectives {
   private final HttpSettings settings;
@@ -96,23 +96,12 @@ public final class HttpApi extends AllDirectives {
     return cors.wrap(routes.seal(jsonRejections(), jsonExceptions(guard)));
   }
 
-  /** The code requests of the access API on plain ports, answered as {@link #accessRoute} answers them. */
+  /** The code requests of the access API, answered as {@link #accessRoute} answers them. */
   public OwnRequests accessRequests() {
     return new SessionRequests(sessions, admissions, cors, busy);
   }
 
-  /**
-   * The WebSocket relay as Pekko HTTP serves it (HTTPS ports); refusals are a plain status with a
-   * one-line body.
-   */
-  public Route relayRoute() {
-    Route relay = new RelayRoutes(admission).route();
-    return admissions
-        .admit(RelayRoutes.text(503, "the node is admitting as many clients as it can; retry"), () -> relay)
-        .seal();
-  }
-
-  /** The WebSocket relay on the node's own request heads (plain ports), as {@link #relayRoute} answers. */
+  /** The WebSocket relay, answered from the node's own reading of each request head. */
   public OwnRequests relayHandshake() {
     return new RelayHandshake(admission, admissions);
   }

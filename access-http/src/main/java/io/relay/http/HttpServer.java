@@ -25,11 +25,12 @@ public final class HttpServer {
   private HttpServer() {}
 
   /**
-   * Binds {@code route} on {@code host:port}, on the node's own sockets ({@link SocketServer}).
+   * Binds {@code host:port} on the node's own sockets ({@link SocketServer}).
    *
+   * @param route what Pekko HTTP serves: the requests {@code own} does not take; null when {@code
+   *     own} answers every request (the relay port)
    * @param own the requests the node answers from its own reading of their heads (the relay's
-   *     upgrades, the access API's code requests), with no HTTP stream; for the requests it does
-   *     not take, Pekko HTTP serves {@code route}, which answers the same
+   *     upgrades, the access API's code requests), with no HTTP stream
    * @param tls the context of HTTPS and WSS, or empty for plain HTTP
    * @param sockets what the node's client ports share (connection limit, counters)
    * @param terminationDeadline how long coordinated shutdown lets open requests finish

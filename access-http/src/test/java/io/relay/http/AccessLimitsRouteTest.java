@@ -14,12 +14,15 @@ import io.relay.http.log.WarningLimiter;
 import io.relay.metrics.RelayMetrics;
 import io.relay.testing.Tokens;
 import io.relay.topic.TopicRegistry;
+import io.relay.http.socket.RequestHead;
+import java.net.InetSocketAddress;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -205,16 +208,23 @@ class AccessLimitsRouteTest extends RouteTesting {
   }
 
   @Test
-  void aNodeThatHasNotReadTheDenyListAdmitsNoConnection() {
+  void aNodeThatHasNotReadTheDenyListAdmitsNoConnection() throws Exception {
     denyListRead.set(false);
     ActorRef<TopicRegistry.Command> registry = kit.<TopicRegistry.Command>createTestProbe().ref();
-    Route relayRoute =
-        new RelayRoutes(
-                new Admission(http, relay, codes, this::verdict, denyListRead::get, registry, metrics, kit.system(), () -> false, errors))
-            .route();
-    TestRouteResult result = testRoute(relayRoute).run(HttpRequest.GET("/session/lab/a?code=AAAAAAAAAAAAAAAAAAAAAA"));
-    assertEquals(503, result.statusCode(), result.entityString());
-    result.assertHeaderExists("Retry-After", "1");
+    RelayHandshake handshake =
+        new RelayHandshake(
+            new Admission(http, relay, codes, this::verdict, denyListRead::get, registry, metrics, kit.system(), () -> false, errors),
+            new AdmissionGate(8, () -> {}));
+    byte[] upgrade =
+        ("GET /session/lab/a?code=AAAAAAAAAAAAAAAAAAAAAA HTTP/1.1\r\nHost: relay\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII);
+    String answer =
+        new String(
+            handshake.answer(RequestHead.parse(upgrade, upgrade.length), new InetSocketAddress("127.0.0.1", 1)).toCompletableFuture().get(10, TimeUnit.SECONDS).response(),
+            StandardCharsets.US_ASCII);
+    assertTrue(answer.startsWith("HTTP/1.1 503 "), answer);
+    assertTrue(answer.contains("\r\nRetry-After: 1\r\n"), answer);
     assertTrue(metrics.unreadRefusals.labelValues("relay").get() >= 1, "counted");
   }
 }

@@ -39,7 +39,7 @@ class AdmissionGateTest extends AllDirectives {
     CompletableFuture<String> slow = new CompletableFuture<>();
     Route route =
         gate.admit(
-            RelayRoutes.text(503, "busy"),
+            org.apache.pekko.http.javadsl.model.HttpResponse.create().withStatus(503),
             () -> path("slow", () -> completeWithFuture(slow.thenApply(body -> org.apache.pekko.http.javadsl.model.HttpResponse.create().withEntity(body))))
                 .orElse(path("quick", () -> complete("quick"))));
     ServerBinding binding = Http.get(system).newServerAt("127.0.0.1", 0).bind(route).toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -152,15 +152,15 @@ final class NodeGuardian {
             : CompletableFuture.completedFuture(null);
     CompletionStage<InetSocketAddress> relay =
         settings.node().runsRelay()
-            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), api.relayRoute(), api.relayHandshake(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
+            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), null, api.relayHandshake(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
             : CompletableFuture.completedFuture(null);
     access.thenAcceptBoth(relay, state::serversBound);
   }
 
   private static void registerSocketMetrics(RelayMetrics metrics, SocketServer.Limits sockets) {
     SocketCounters counters = sockets.counters();
-    metrics.gauge("relay_socket_connections", "Client connections open on the node's plain-HTTP ports", sockets.slots()::used);
-    metrics.gauge("relay_max_connections", "Client connections the node's plain-HTTP ports hold at most", sockets.slots()::limit);
+    metrics.gauge("relay_socket_connections", "Client connections open on the node's client ports", sockets.slots()::used);
+    metrics.gauge("relay_max_connections", "Client connections the node's client ports hold at most", sockets.slots()::limit);
     metrics.counter("relay_accept_failures", "accept() calls that failed (file descriptors exhausted)", counters::acceptFailures);
     metrics.counter("relay_header_timeouts", "Connections closed for not finishing a request head in time", counters::headerTimeouts);
     metrics.counter("relay_malformed_request_heads", "Request heads on the relay port refused as unreadable (400, 414, 431, 505)", counters::malformedHeads);

@@ -69,8 +69,6 @@ public final class RelayNode {
             .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(node.seedNodes()))
             .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(node.roles()))
             .withValue("pekko.cluster.app-version", ConfigValueFactory.fromAnyRef(node.appVersion()))
-            // HTTPS ports run on Pekko's own binding: the same limit, per port
-            .withValue("pekko.http.server.max-connections", ConfigValueFactory.fromAnyRef(sockets.maxConnections()))
             .withValue("pekko.management.http.bind-hostname", ConfigValueFactory.fromAnyRef(node.managementHost()))
             .withValue("pekko.management.http.hostname", ConfigValueFactory.fromAnyRef(managementContactHost(node)))
             .withValue(

@@ -8,8 +8,7 @@ import java.util.Base64;
 /**
  * The server's side of the WebSocket opening handshake (RFC 6455 section 4.2): what a client's
  * upgrade request must carry, and the {@code 101} answer that switches the connection to the
- * protocol. Works on header values, so that any HTTP layer can use it: the node's own request
- * heads on plain ports, Pekko HTTP's requests on HTTPS ports.
+ * protocol. Works on header values, as the node's own request heads give them.
  */
 public final class Handshake {
   /** The subprotocol browsers of practable's clients ask for; selected whenever it is requested. */

@@ -5,7 +5,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The node-wide count of client connections on its own sockets, shared by its plain-HTTP ports:
+ * The node-wide count of client connections on its own sockets, shared by its client ports:
  * they stop accepting at the limit, and every port resumes when a connection of any port closes.
  */
 public final class ConnectionSlots {

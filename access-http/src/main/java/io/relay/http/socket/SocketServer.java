@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
 import scala.concurrent.duration.FiniteDuration;
 
 /**
- * A plain-HTTP server on the node's own sockets: the node reads each connection's request heads
+ * An HTTP server on the node's own sockets, plain or TLS ({@link SocketEndpoint}): the node reads each connection's request heads
  * itself and answers the requests it serves without any stream ({@link OwnRequests}: the relay's
  * upgrades, the access API's code requests), switching an upgraded connection to its protocol's
  * stream; every other request is served by a Pekko HTTP route, with Pekko HTTP's server layer
@@ -54,7 +54,7 @@ import scala.concurrent.duration.FiniteDuration;
  * code request or a WebSocket admitted costs no HTTP stream at all: no parser, renderer and
  * server graph materialised, started and torn down per connection.
  *
- * <p>Accepting stops while the node holds {@code relay.max-connections} (all its plain-HTTP ports
+ * <p>Accepting stops while the node holds {@code relay.max-connections} (all its client ports
  * together, {@link ConnectionSlots}), and resumes when one closes. When {@code accept} itself
  * fails (the process ran out of file descriptors), the port pauses instead of spinning on a
  * connection it cannot take ({@link AcceptBackoff}). {@code idle-timeout} and
@@ -105,7 +105,7 @@ public final class SocketServer {
   private final AcceptBackoff backoff;
 
 
-  /** What the node's plain-HTTP ports share: their settings, connection slots and counters. */
+  /** What the node's client ports share: their settings, connection slots and counters. */
   public record Limits(SocketSettings settings, ConnectionSlots slots, SocketCounters counters) {
     public static Limits create(SocketSettings settings) {
       return new Limits(settings, new ConnectionSlots(settings.maxConnections()), new SocketCounters());

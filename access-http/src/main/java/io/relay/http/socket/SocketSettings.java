@@ -10,7 +10,7 @@ import java.time.Duration;
 /**
  * The limits of the node's own sockets, read once at startup.
  *
- * @param maxConnections the connections all of the node's plain-HTTP ports hold together; past it
+ * @param maxConnections the connections all of the node's client ports hold together; past it
  *     they stop accepting (new connections wait in the kernel's backlog) until one closes
  * @param headerTimeout how long a client may take to send a request's head once it has started
  *     it; past it the connection is closed
