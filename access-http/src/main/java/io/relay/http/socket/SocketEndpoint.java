@@ -12,7 +12,6 @@ import javax.net.ssl.SSLContext;
 import org.apache.pekko.stream.FlowShape;
 import org.apache.pekko.stream.Graph;
 import org.apache.pekko.util.ByteString;
-import tlschannel.HeapBufferAllocator;
 import tlschannel.NeedsReadException;
 import tlschannel.NeedsTaskException;
 import tlschannel.NeedsWriteException;
@@ -31,9 +30,11 @@ import tlschannel.TlsChannel;
  * the TLS layer needs, which may be the other direction (a read that must first write a handshake
  * message). The handshake's expensive steps (signing) run on {@code tasks}, not on the thread that
  * happened to read. Its buffers are taken from the heap and given back whenever they are empty,
- * so an idle TLS connection holds only its {@code SSLEngine}.
+ * so an idle TLS connection holds only its {@code SSLEngine}; each thread reuses the ones given
+ * back ({@link TlsBuffers}).
  */
 final class SocketEndpoint {
+  private static final TlsBuffers BUFFERS = new TlsBuffers();
   /** Readiness value telling the stage that the server closed the socket under it. */
   static final int CLOSED = 1 << 30;
 
@@ -70,7 +71,8 @@ final class SocketEndpoint {
             ? null
             : ServerTlsChannel.newBuilder(channel, tls)
                 .withRunTasks(false)
-                .withEncryptedBufferAllocator(new HeapBufferAllocator())
+                .withPlainBufferAllocator(BUFFERS)
+                .withEncryptedBufferAllocator(BUFFERS)
                 .build();
     this.tasks = tasks;
     this.key = key;
