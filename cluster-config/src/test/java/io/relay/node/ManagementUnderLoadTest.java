@@ -2,7 +2,7 @@ package io.relay.node;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.relay.http.ClientStreams;
+import io.relay.http.socket.ClientStreams;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

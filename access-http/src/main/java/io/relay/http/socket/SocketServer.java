@@ -1,6 +1,5 @@
 package io.relay.http.socket;
 
-import io.relay.http.ClientStreams;
 import io.relay.http.log.ServerLog;
 import io.relay.http.log.WarningLimiter;
 import java.io.IOException;

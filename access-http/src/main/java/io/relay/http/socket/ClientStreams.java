@@ -1,4 +1,4 @@
-package io.relay.http;
+package io.relay.http.socket;
 
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.stream.ActorMaterializer;
