@@ -28,6 +28,10 @@ import org.jfree.data.xy.XYSeriesCollection;
  * java -Djava.awt.headless=true -cp relay-bench.jar io.relay.bench.Report OUT DOC NOTES}. The
  * page opens with the results against nchan and the goals, one row each, then each workload's
  * tables; NOTES (the page of profiles, settings and measured changes) is linked, not copied.
+ *
+ * <p>Why one class of over 300 lines: it is the page, section by section in the order it is read
+ * (the summary that opens it is filled by the sections below it); the tables and charts the
+ * sections share are its own small methods.
  */
 public final class Report {
   static final StringBuilder md = new StringBuilder();

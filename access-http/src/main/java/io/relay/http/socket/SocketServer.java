@@ -63,7 +63,7 @@ import scala.concurrent.duration.FiniteDuration;
  * stage does. {@link #unbind} stops accepting; {@link #terminate} also closes what is still open
  * after a deadline.
  *
- * <p>Why one class of about 400 lines: the selector loop, accepting under the connection limit,
+ * <p>Why one class of over 400 lines: the selector loop, accepting under the connection limit,
  * registering a connection's interest and handing a connection from its request reader to its
  * stream all change the same selector's state from its one thread; split further, each piece
  * would need that thread's invariants restated. The parts that stand alone are their own classes
