@@ -24,16 +24,13 @@ final class BenchConnections {
   private final Workload w;
   private final Endpoints endpoints;
   private final EventLoop[] loops;
-  private final Tls tls;
   private final String runId = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
   private int nextId;
 
-  /** @param tls for wss connections; null when the run has none */
-  BenchConnections(Workload w, Endpoints endpoints, EventLoop[] loops, Tls tls) {
+  BenchConnections(Workload w, Endpoints endpoints, EventLoop[] loops) {
     this.w = w;
     this.endpoints = endpoints;
     this.loops = loops;
-    this.tls = tls;
   }
 
   /** Opens topics [from, from+count): all readers first, then the writers. */
@@ -82,7 +79,7 @@ final class BenchConnections {
       throw new IllegalStateException("connections did not open within " + CONNECT_TIMEOUT_SECONDS + " s");
     }
     EventLoop loop = loops[placement(role)];
-    WsClient c = new WsClient(nextId(), loop, expectWriter, tls);
+    WsClient c = new WsClient(nextId(), loop, expectWriter);
     c.connectStartNanos = System.nanoTime();
     CompletableFuture<WsClient> opened =
         endpoints.uri(topic, role, index)

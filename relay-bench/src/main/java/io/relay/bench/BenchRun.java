@@ -35,9 +35,9 @@ final class BenchRun {
     this.opts = opts;
     this.loops = new EventLoop[Math.max(1, opts.loops)];
     for (int i = 0; i < loops.length; i++) {
-      loops[i] = new EventLoop("bench-loop-" + i);
+      loops[i] = new EventLoop("bench-loop-" + i, opts.tls());
     }
-    this.connections = new BenchConnections(w, endpoints, loops, opts.tls());
+    this.connections = new BenchConnections(w, endpoints, loops);
     this.readers = connections.readers;
     this.writers = connections.writers;
     this.all = connections.all;

@@ -75,6 +75,8 @@ final class EventLoop implements AutoCloseable {
   }
 
   private final Selector selector;
+  /** The TLS client of the run's wss connections, or null. */
+  private final Tls tls;
   private final Thread thread;
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(256 * 1024);
@@ -83,7 +85,9 @@ final class EventLoop implements AutoCloseable {
   private volatile boolean running = true;
   private volatile boolean sending;
 
-  EventLoop(String name) {
+  /** @param tls for wss connections; null when the run has none */
+  EventLoop(String name, Tls tls) {
+    this.tls = tls;
     try {
       selector = Selector.open();
     } catch (IOException e) {
@@ -96,6 +100,10 @@ final class EventLoop implements AutoCloseable {
 
   Selector selector() {
     return selector;
+  }
+
+  Tls tls() {
+    return tls;
   }
 
   ByteBuffer readBuffer() {

@@ -10,9 +10,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import tlschannel.ClientTlsChannel;
-import tlschannel.NeedsReadException;
 import tlschannel.NeedsWriteException;
 import tlschannel.TlsChannel;
+import tlschannel.WouldBlockException;
 
 /**
  * One load-generator WebSocket connection, driven by its {@link EventLoop}'s thread only: it does
@@ -44,7 +44,6 @@ final class WsClient {
   long connectStartNanos;
   long connectNanos;
 
-  private final Tls tls;
   private SocketChannel channel;
   /** The TLS layer over {@link #channel} for a wss URI, else null. */
   private TlsChannel secure;
@@ -88,12 +87,10 @@ final class WsClient {
   long reordered;
   long foreign;
 
-  /** @param tls for wss URIs; null when the run has none */
-  WsClient(int id, EventLoop loop, int expectWriter, Tls tls) {
+  WsClient(int id, EventLoop loop, int expectWriter) {
     this.id = id;
     this.loop = loop;
     this.expectWriter = expectWriter;
-    this.tls = tls;
   }
 
   boolean isOpen() {
@@ -113,10 +110,10 @@ final class WsClient {
       boolean wss = "wss".equals(uri.getScheme());
       int port = uri.getPort() > 0 ? uri.getPort() : wss ? 443 : 80;
       if (wss) {
-        if (tls == null) {
+        if (loop.tls() == null) {
           throw new IOException("a wss URI needs --tls-ca");
         }
-        secure = ClientTlsChannel.newBuilder(channel, tls.engine(uri.getHost(), port)).build();
+        secure = ClientTlsChannel.newBuilder(channel, loop.tls().engine(uri.getHost(), port)).build();
       }
       channel.connect(new InetSocketAddress(uri.getHost(), port));
       key = channel.register(loop.selector(), SelectionKey.OP_CONNECT, this);
@@ -156,11 +153,8 @@ final class WsClient {
   private void handshake() throws IOException {
     try {
       secure.handshake();
-    } catch (NeedsReadException e) {
-      return;
-    } catch (NeedsWriteException e) {
-      wantsWrite = true;
-      updateInterest();
+    } catch (WouldBlockException e) {
+      waitForSocket(e);
       return;
     }
     handshaking = false;
@@ -189,11 +183,8 @@ final class WsClient {
       int n;
       try {
         n = secure != null ? secure.read(buf) : channel.read(buf);
-      } catch (NeedsReadException e) {
-        return;
-      } catch (NeedsWriteException e) {
-        wantsWrite = true;
-        updateInterest();
+      } catch (WouldBlockException e) {
+        waitForSocket(e);
         return;
       }
       if (n < 0) {
@@ -410,10 +401,8 @@ final class WsClient {
       long n;
       try {
         n = secure != null ? secure.write(gather, 0, count) : channel.write(gather, 0, count);
-      } catch (NeedsWriteException e) {
-        wantsWrite = true;
-        n = 0;
-      } catch (NeedsReadException e) {
+      } catch (WouldBlockException e) {
+        waitForSocket(e);
         n = 0;
       }
       pendingBytes -= n;
@@ -426,6 +415,14 @@ final class WsClient {
       }
     }
     updateInterest();
+  }
+
+  /** The TLS layer waits for the socket: to take a write (then watched for), or to bring more to read. */
+  private void waitForSocket(WouldBlockException e) {
+    if (e instanceof NeedsWriteException) {
+      wantsWrite = true;
+      updateInterest();
+    }
   }
 
   private void updateInterest() {

@@ -24,21 +24,31 @@ class BenchSmokeTest {
     assertEquals(io.relay.http.HttpSettings.DEV_SECRET, BenchCommand.DEV_SECRET);
   }
 
-  @Nested
+  /** One node for a nested class's tests, started before them and stopped after them. */
   @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-  class Plain {
-    private SmokeNode node;
+  abstract static class OnANode {
+    SmokeNode node;
+
+    abstract SmokeNode start(Path dir) throws Exception;
 
     @BeforeAll
-    void start(@TempDir Path dir) throws Exception {
-      node = new SmokeNode(dir, null);
+    void startNode(@TempDir Path dir) throws Exception {
+      node = start(dir);
     }
 
     @AfterAll
-    void stop() throws InterruptedException {
+    void stopNode() throws InterruptedException {
       if (node != null) {
         node.close();
       }
+    }
+  }
+
+  @Nested
+  class Plain extends OnANode {
+    @Override
+    SmokeNode start(Path dir) throws Exception {
+      return new SmokeNode(dir, null);
     }
 
     @Test
@@ -57,20 +67,10 @@ class BenchSmokeTest {
   }
 
   @Nested
-  @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-  class OverTls {
-    private SmokeNode node;
-
-    @BeforeAll
-    void start(@TempDir Path dir) throws Exception {
-      node = new SmokeNode(dir, TestCertificate.create(dir));
-    }
-
-    @AfterAll
-    void stop() throws InterruptedException {
-      if (node != null) {
-        node.close();
-      }
+  class OverTls extends OnANode {
+    @Override
+    SmokeNode start(Path dir) throws Exception {
+      return new SmokeNode(dir, TestCertificate.create(dir));
     }
 
     @Test

@@ -74,9 +74,7 @@ class RequestConnectionTest extends AllDirectives {
                 });
           }
         };
-    server =
-        SocketServer.bind(
-            system, "127.0.0.1", 0, route, own, null, SocketServer.Limits.create(SocketSettings.create(loaded)), Duration.ofSeconds(10));
+    server = TestSockets.bind(system, loaded, route, own, null);
   }
 
   @Test

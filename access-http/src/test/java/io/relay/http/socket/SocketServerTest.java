@@ -21,10 +21,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.http.javadsl.model.ContentTypes;
-import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.server.AllDirectives;
-import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.stream.Materializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -35,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * the idle timeout, unbind and terminate, and many clients vanishing mid-answer (no connection
  * may be left open).
  */
-class SocketServerTest extends AllDirectives {
+class SocketServerTest {
   private static final Duration DEADLINE = TestSockets.DEADLINE;
   private static final byte[] BIG = pattern(16 * 1024 * 1024);
   private static final String HELLO = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -52,14 +48,9 @@ class SocketServerTest extends AllDirectives {
     system =
         ActorSystem.create(
             Behaviors.empty(), "socket-test", ConfigFactory.parseString(config).withFallback(ConfigFactory.load()));
-    Materializer materializer = Materializer.matFromSystem(system);
-    Route route =
-        concat(
-            path("hello", () -> get(() -> complete("hello"))),
-            path("big", () -> get(() -> complete(HttpResponse.create().withEntity(ContentTypes.APPLICATION_OCTET_STREAM, BIG)))),
-            TestSockets.countRoute(materializer));
-    SocketSettings sockets = SocketSettings.create(ConfigFactory.parseString(config).withFallback(ConfigFactory.load()));
-    server = SocketServer.bind(system, "127.0.0.1", 0, route, SocketServer.Limits.create(sockets), Duration.ofSeconds(10));
+    server =
+        TestSockets.bind(
+            system, system.settings().config(), TestSockets.route(Materializer.matFromSystem(system), BIG), null, null);
   }
 
   @Test

@@ -6,7 +6,11 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import com.typesafe.config.Config;
+import javax.net.ssl.SSLContext;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.Directives;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.stream.Materializer;
@@ -29,6 +33,25 @@ final class TestSockets {
   static void send(Socket socket, String text) throws IOException {
     socket.getOutputStream().write(text.getBytes(StandardCharsets.US_ASCII));
     socket.getOutputStream().flush();
+  }
+
+  /**
+   * Binds {@code route} and {@code own} (null: none) on a free loopback port, over TLS with {@code
+   * tls} (null: plain), with {@code config}'s socket limits.
+   */
+  static SocketServer bind(ActorSystem<?> system, Config config, Route route, OwnRequests own, SSLContext tls) {
+    return SocketServer.bind(
+        system, "127.0.0.1", 0, route, own, tls, SocketServer.Limits.create(SocketSettings.create(config)), Duration.ofSeconds(10));
+  }
+
+  /** {@code GET /hello}, {@code GET /big} (answered with {@code big}) and {@link #countRoute}. */
+  static Route route(Materializer materializer, byte[] big) {
+    return Directives.concat(
+        Directives.path("hello", () -> Directives.get(() -> Directives.complete("hello"))),
+        Directives.path(
+            "big",
+            () -> Directives.get(() -> Directives.complete(HttpResponse.create().withEntity(ContentTypes.APPLICATION_OCTET_STREAM, big)))),
+        countRoute(materializer));
   }
 
   /** {@code POST /count}: answers with how many bytes the request's body had, read as a stream. */

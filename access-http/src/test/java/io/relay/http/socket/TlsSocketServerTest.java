@@ -21,10 +21,6 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.http.javadsl.model.ContentTypes;
-import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.server.AllDirectives;
-import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.stream.Materializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * its handshake is cut off at the header timeout, and one that speaks plain HTTP to the port is
  * closed; neither stops the port serving.
  */
-class TlsSocketServerTest extends AllDirectives {
+class TlsSocketServerTest {
   private static final Duration DEADLINE = TestSockets.DEADLINE;
   private static final byte[] BIG = new byte[8 * 1024 * 1024];
   private static final String HELLO = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -66,16 +62,9 @@ class TlsSocketServerTest extends AllDirectives {
             .withFallback(ConfigFactory.parseString(config))
             .withFallback(ConfigFactory.load());
     system = ActorSystem.create(Behaviors.empty(), "tls-socket-test", loaded);
-    Materializer materializer = Materializer.matFromSystem(system);
-    Route route =
-        concat(
-            path("hello", () -> get(() -> complete("hello"))),
-            path("big", () -> get(() -> complete(HttpResponse.create().withEntity(ContentTypes.APPLICATION_OCTET_STREAM, BIG)))),
-            TestSockets.countRoute(materializer));
-    SSLContext tls = TlsContext.load(HttpSettings.create(loaded));
     server =
-        SocketServer.bind(
-            system, "127.0.0.1", 0, route, null, tls, SocketServer.Limits.create(SocketSettings.create(loaded)), Duration.ofSeconds(10));
+        TestSockets.bind(
+            system, loaded, TestSockets.route(Materializer.matFromSystem(system), BIG), null, TlsContext.load(HttpSettings.create(loaded)));
   }
 
   @Test
