@@ -203,6 +203,16 @@ abstract class ConformanceCases {
     }
   }
 
+  /** Over TLS: in the same record as the upgrade request, read and decrypted with it. */
+  @Test
+  void framesInTheSameSegmentAsTheUpgradeRequestAreNotLost() throws Exception {
+    String topic = newTopic();
+    try (RawWebSocket reader = open(topic, "read");
+        RawWebSocket writer = open(topic, RawWebSocket.frame(RawWebSocket.TEXT, true, "early".getBytes()), "write")) {
+      assertEquals("early", reader.next("the frame sent with the upgrade request").text());
+    }
+  }
+
   @Test
   void aMessageOverTheLimitGets1009() throws Exception {
     try (RawWebSocket socket = open(newTopic(), "read", "write")) {
