@@ -100,6 +100,8 @@ final class SocketEndpoint {
     } catch (NeedsTaskException e) {
       readWaitsFor = 0;
       runTask(e.getTask());
+    } catch (RuntimeException | AssertionError e) {
+      throw failed(e);
     }
     return 0;
   }
@@ -126,6 +128,8 @@ final class SocketEndpoint {
       writeWaitsFor = 0;
       unflushed = true;
       runTask(e.getTask());
+    } catch (RuntimeException | AssertionError e) {
+      throw failed(e);
     }
     return buffer.position() - before;
   }
@@ -150,20 +154,37 @@ final class SocketEndpoint {
         tls.write(ByteBuffer.allocate(0));
       } catch (NeedsWriteException | NeedsReadException e) {
         // the socket is full: the FIN still ends the connection for the peer
+      } catch (RuntimeException | AssertionError e) {
+        throw failed(e);
       }
     }
     channel.shutdownOutput();
   }
 
-  /** Runs a TLS handshake step off this thread; then whoever waits on the socket goes on. */
+  /**
+   * Runs a TLS handshake step off this thread; then whoever waits on the socket goes on (and, if
+   * the step failed, meets the engine's failure in its next read or write).
+   */
   private void runTask(Runnable task) {
     tasks.execute(
         () -> {
-          task.run();
-          readWaitsFor = SelectionKey.OP_READ;
-          writeWaitsFor = SelectionKey.OP_WRITE;
-          ready(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+          try {
+            task.run();
+          } finally {
+            readWaitsFor = SelectionKey.OP_READ;
+            writeWaitsFor = SelectionKey.OP_WRITE;
+            ready(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+          }
         });
+  }
+
+  /**
+   * A failure inside the TLS layer other than an I/O error (an engine or library bug, a state it
+   * did not expect) as the I/O error of this one connection, which its reader or writer then
+   * closes: it must not escape to the selector thread, which serves the whole port.
+   */
+  private static IOException failed(Throwable cause) {
+    return new IOException("the TLS layer failed: " + cause, cause);
   }
 
   /** Where readiness goes: the stage's async callback, or null while no stage serves it. */
