@@ -308,7 +308,14 @@ public final class SocketServer {
     } catch (CancelledKeyException e) {
       return; // its stage closed the socket meanwhile, on another thread
     }
-    ((SocketEndpoint) key.attachment()).ready(ready);
+    SocketEndpoint endpoint = (SocketEndpoint) key.attachment();
+    try {
+      endpoint.ready(ready);
+    } catch (RuntimeException e) {
+      // a bug in one connection's reader must not stop the selector, which serves the whole port
+      warnings.error("a connection failed unexpectedly and was closed", e);
+      endpoint.reset();
+    }
   }
 
   private void accept() {

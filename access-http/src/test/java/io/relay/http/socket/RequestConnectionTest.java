@@ -59,6 +59,9 @@ class RequestConnectionTest extends AllDirectives {
         new OwnRequests() {
           @Override
           public boolean takes(RequestHead head) {
+            if (head.path().equals("/own/bug")) {
+              throw new IllegalStateException("a bug in the node's own answering");
+            }
             return head.method().equals("POST") && head.path().startsWith("/own/");
           }
 
@@ -189,6 +192,18 @@ class RequestConnectionTest extends AllDirectives {
     }
     try (Socket socket = connect()) {
       assertNull(sendOwn(socket, "/own/b").header("Connection"), "a kept-alive answer does not say close");
+    }
+  }
+
+  @Test
+  void aBugInAnsweringOneConnectionClosesItAndThePortGoesOn() throws IOException {
+    start("");
+    try (Socket socket = connect()) {
+      send(socket, "POST /own/bug HTTP/1.1\r\nHost: x\r\n\r\n");
+      RawResponse.assertClosedByServer(socket);
+    }
+    try (Socket socket = connect()) {
+      assertOwn(socket, "/own/a", 1);
     }
   }
 
