@@ -35,12 +35,37 @@ public final class LoopbackPorts {
   public static int free() {
     for (int tries = 0; tries < COUNT; tries++) {
       int port = FIRST + Math.floorMod(NEXT.getAndIncrement(), COUNT);
-      try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+      if (isFree(port)) {
         return port;
-      } catch (IOException taken) {
-        // try the next one
       }
     }
     throw new IllegalStateException("no free loopback port in " + FIRST + ".." + (FIRST + COUNT));
+  }
+
+  /**
+   * The first of {@code width} consecutive ports nothing listens on now, for a program that
+   * numbers its ports from one base (the local cluster script); none of them is handed out again
+   * by this JVM.
+   */
+  public static int freeBlock(int width) {
+    for (int tries = 0; tries < COUNT / width; tries++) {
+      int base = FIRST + Math.floorMod(NEXT.getAndAdd(width), COUNT - width);
+      boolean allFree = true;
+      for (int port = base; port < base + width && allFree; port++) {
+        allFree = isFree(port);
+      }
+      if (allFree) {
+        return base;
+      }
+    }
+    throw new IllegalStateException("no " + width + " free consecutive loopback ports in " + FIRST + ".." + (FIRST + COUNT));
+  }
+
+  private static boolean isFree(int port) {
+    try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+      return true;
+    } catch (IOException taken) {
+      return false;
+    }
   }
 }

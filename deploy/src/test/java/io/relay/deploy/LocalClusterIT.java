@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.node.LoopbackPorts;
 import io.relay.testing.Await;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -146,33 +145,8 @@ class LocalClusterIT {
     return TOKEN.matcher(output).replaceAll("<token>");
   }
 
-  /** A base port whose proxy ports and node ports (four nodes) are all free on loopback. */
+  /** A base port whose proxy ports and node ports (four nodes: base + 10 * 4 + 3) are free. */
   private static int freeBase() {
-    for (int attempt = 0; attempt < 50; attempt++) {
-      int candidate = 20000 + 100 * ThreadLocalRandom.current().nextInt(300);
-      if (free(candidate) && free(candidate + 1) && allNodePortsFree(candidate)) {
-        return candidate;
-      }
-    }
-    throw new AssertionError("no free block of loopback ports for the local cluster");
-  }
-
-  private static boolean allNodePortsFree(int base) {
-    for (int node = 1; node <= 4; node++) {
-      for (int offset = 0; offset < 4; offset++) {
-        if (!free(base + 10 * node + offset)) {
-          return false;
-        }
-      }
-    }
-    return true;
-  }
-
-  private static boolean free(int port) {
-    try (ServerSocket socket = new ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return true;
-    } catch (IOException e) {
-      return false;
-    }
+    return LoopbackPorts.freeBlock(44);
   }
 }

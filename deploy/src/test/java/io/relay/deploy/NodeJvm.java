@@ -1,6 +1,8 @@
 package io.relay.deploy;
 
+import io.relay.harness.HarnessConfig;
 import io.relay.harness.ManagedProcess;
+import io.relay.harness.NodeCommand;
 import io.relay.node.LoopbackPorts;
 import io.relay.testing.Await;
 import java.io.IOException;
@@ -11,6 +13,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,23 +40,15 @@ final class NodeJvm implements AutoCloseable {
     env.put("RELAY_PORT_RELAY", String.valueOf(relayPort));
     env.put("RELAY_PORT_MANAGEMENT", String.valueOf(managementPort));
     env.put("RELAY_PORT_REMOTE", String.valueOf(remotePort));
-    Path jar = Path.of(System.getProperty("relay.jar", "cluster-config/target/relay.jar"));
-    Path work = Path.of(System.getProperty("relay.harness.work", "deploy/target/it"));
+    HarnessConfig config = HarnessConfig.fromSystemProperties();
     try {
-      Files.createDirectories(work);
+      Files.createDirectories(config.workDir());
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
-    if (!Files.isRegularFile(jar)) {
-      throw new AssertionError(jar.toAbsolutePath() + " does not exist: build it with mvn -DskipTests install");
-    }
-    String java = ProcessHandle.current().info().command().orElse("java");
-    process =
-        ManagedProcess.start(
-            name,
-            List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", jar.toAbsolutePath().toString()),
-            env,
-            work.resolve(name + "-" + managementPort + ".log"));
+    List<String> command = new ArrayList<>(NodeCommand.java(config));
+    command.addAll(List.of("-jar", config.jar().toAbsolutePath().toString()));
+    process = ManagedProcess.start(name, command, env, config.workDir().resolve(name + "-" + managementPort + ".log"));
     return this;
   }
 

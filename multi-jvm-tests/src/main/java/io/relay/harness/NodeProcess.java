@@ -27,6 +27,7 @@ public final class NodeProcess implements AutoCloseable {
   private final ManagedProcess process;
 
   /**
+   * @param java {@code java} and its options, from {@link NodeCommand}
    * @param seeds cluster addresses to join; empty to form a new cluster
    * @param relayUrl the public relay URL written into codes' URIs (the proxy's relay port)
    * @param extraEnv further RELAY_* settings
@@ -35,6 +36,7 @@ public final class NodeProcess implements AutoCloseable {
   NodeProcess(
       HarnessConfig config,
       String name,
+      List<String> java,
       List<String> seeds,
       String relayUrl,
       Map<String, String> extraEnv,
@@ -51,15 +53,11 @@ public final class NodeProcess implements AutoCloseable {
     env.put("RELAY_URL", relayUrl);
     env.put("RELAY_SEED_NODES", String.join(",", seeds));
     env.putAll(extraEnv);
-    List<String> command = new ArrayList<>(List.of(javaBinary(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+    List<String> command = new ArrayList<>(java);
     jvmProperties.forEach((key, value) -> command.add("-D" + key + "=" + value));
     command.addAll(List.of("-jar", config.jar().toAbsolutePath().toString()));
     Path log = config.workDir().resolve(name + "-" + remotePort + ".log");
     this.process = ManagedProcess.start(name, command, env, log);
-  }
-
-  private static String javaBinary() {
-    return ProcessHandle.current().info().command().orElse("java");
   }
 
   /** This node's cluster address. */

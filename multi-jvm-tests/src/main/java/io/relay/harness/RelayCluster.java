@@ -65,7 +65,7 @@ public final class RelayCluster implements AutoCloseable {
   }
 
   private NodeProcess launch(List<String> seeds) {
-    NodeProcess node = new NodeProcess(config, "node" + (++counter), seeds, relayUrl, env, HARNESS_JVM);
+    NodeProcess node = new NodeProcess(config, "node" + (++counter), NodeCommand.java(config), seeds, relayUrl, env, HARNESS_JVM);
     everStarted.add(node);
     return node;
   }
