@@ -124,6 +124,7 @@ class RelayJarIT {
                 "RELAY_SECRET", SECRET,
                 "RELAY_AUDIENCE", TestNode.AUDIENCE,
                 "RELAY_MANAGEMENT_WRITES", "on",
+                "RELAY_DRAIN_DELAY", "1s",
                 "RELAY_PORT_ACCESS", String.valueOf(TestNode.freePort()),
                 "RELAY_PORT_RELAY", String.valueOf(relay),
                 "RELAY_PORT_MANAGEMENT", String.valueOf(management),
