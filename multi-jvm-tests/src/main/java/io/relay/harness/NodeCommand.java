@@ -28,7 +28,7 @@ import java.util.Map;
 public final class NodeCommand {
   private static final List<String> OPTIONS = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
   private static final Duration ARCHIVE_DEADLINE = Duration.ofSeconds(60);
-  /** The archive this JVM settled on, after its first look. */
+  /** Where this JVM's nodes map their classes from, once looked up or made. */
   private static Path archive;
 
   private NodeCommand() {}
@@ -37,7 +37,7 @@ public final class NodeCommand {
   public static synchronized List<String> java(HarnessConfig config) {
     List<String> command = plain();
     if (archive == null) {
-      archive = archive(config);
+      archive = lookUpOrMake(config);
     }
     if (Files.isRegularFile(archive)) {
       command.add("-XX:SharedArchiveFile=" + archive.toAbsolutePath());
@@ -52,7 +52,8 @@ public final class NodeCommand {
     return command;
   }
 
-  private static Path archive(HarnessConfig config) {
+  /** The jar's archive, made first if it is missing or older than the jar. */
+  private static Path lookUpOrMake(HarnessConfig config) {
     Path jar = config.jar().toAbsolutePath();
     Path archive = jar.resolveSibling("relay.jsa");
     try {
