@@ -10,7 +10,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,11 +40,6 @@ final class NodeJvm implements AutoCloseable {
     env.put("RELAY_PORT_MANAGEMENT", String.valueOf(managementPort));
     env.put("RELAY_PORT_REMOTE", String.valueOf(remotePort));
     HarnessConfig config = HarnessConfig.fromSystemProperties();
-    try {
-      Files.createDirectories(config.workDir());
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
     List<String> command = new ArrayList<>(NodeCommand.java(config));
     command.addAll(List.of("-jar", config.jar().toAbsolutePath().toString()));
     process = ManagedProcess.start(name, command, env, config.workDir().resolve(name + "-" + managementPort + ".log"));

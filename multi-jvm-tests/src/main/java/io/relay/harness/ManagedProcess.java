@@ -2,6 +2,7 @@ package io.relay.harness;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -15,8 +16,16 @@ import java.util.concurrent.TimeUnit;
  */
 public record ManagedProcess(String name, Process process, Path log) implements AutoCloseable {
 
-  /** Starts {@code command} with extra environment variables, its output going to {@code log}. */
+  /**
+   * Starts {@code command} with extra environment variables, its output going to {@code log} (whose
+   * directory is made if missing).
+   */
   public static ManagedProcess start(String name, List<String> command, Map<String, String> env, Path log) {
+    try {
+      Files.createDirectories(log.toAbsolutePath().getParent());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot make the directory of " + log, e);
+    }
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     builder.environment().keySet().removeIf(key -> key.startsWith("RELAY_"));
     builder.environment().putAll(env);

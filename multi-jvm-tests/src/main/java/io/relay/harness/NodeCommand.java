@@ -56,11 +56,6 @@ public final class NodeCommand {
   private static Path lookUpOrMake(HarnessConfig config) {
     Path jar = config.jar().toAbsolutePath();
     Path archive = jar.resolveSibling("relay.jsa");
-    try {
-      Files.createDirectories(config.workDir());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
     try (FileChannel lockFile =
             FileChannel.open(jar.resolveSibling("relay.jsa.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock = lockFile.lock()) {

@@ -1,8 +1,5 @@
 package io.relay.harness;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,11 +31,6 @@ public final class RelayCluster implements AutoCloseable {
     this.config = config;
     this.relayUrl = relayUrl;
     this.env = env;
-    try {
-      Files.createDirectories(config.workDir());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 
   /** Starts {@code n} nodes in parallel as one cluster and waits until all are ready. */
