@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  */
 class StaleIngressIT {
   private static final Duration HOLD_DOWN = Duration.ofSeconds(2);
-  private static final Duration OBSERVE = Duration.ofSeconds(20);
+  /** Room for three moves of a contested topic: hold-downs of 2 s and then 4 s. */
+  private static final Duration OBSERVE = Duration.ofSeconds(12);
   /** Closes of one eviction reach the topic's clients within this of each other. */
   private static final long SAME_EVICTION_MS = 500;
 
