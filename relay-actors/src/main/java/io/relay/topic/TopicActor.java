@@ -99,6 +99,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     this.topic = topic;
     this.registry = registry;
     this.shared = shared;
+    context.setLoggerName(TopicActor.class);
     Room special = shared.specialTopics().roomFor(topic, context);
     this.room = special != null ? special : new Room(shared.metrics(), shared.budget());
   }
