@@ -139,9 +139,9 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     public void onPush() {
       ByteString bytes = grab(in);
       if (!inbound.hasEnded()) {
-        // the socket stage's reads are whole arrays of their own: no copy here
-        byte[] read = bytes.toArrayUnsafe();
-        inbound.read(read, 0, read.length);
+        // the socket stage's reads are whole arrays of their own, handed over: no copy here,
+        // and a message that fills most of one stays in it
+        inbound.readHandedOver(bytes.toArrayUnsafe());
       }
       pullIfIdle();
     }

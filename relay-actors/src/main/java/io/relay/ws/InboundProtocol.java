@@ -22,8 +22,12 @@ import java.util.Arrays;
  *       it past the limit arrives, before its bytes are held.
  * </ul>
  *
- * <p>Each message's payload is unmasked into an array of its own, with {@link #HEADROOM} bytes
- * free in front, where the server's frame header goes when the message is relayed as one piece.
+ * <p>Each message's payload is unmasked into an array of its own, with room free in front for
+ * the server's frame header ({@link WsFrames#headerBytes}), which goes there when the message is
+ * relayed as one piece. A read handed over with {@link #readHandedOver} lends its array: a message
+ * that arrives whole in one frame filling at least half of it is unmasked in place there, its
+ * frame header's bytes the room in front, instead of being copied out (so a message holds at
+ * most twice its size).
  * The array of a message that arrives over several reads is counted in the node's {@link
  * MemoryBudget} until the message is handed on or dropped. Breaking a rule or a close from the
  * client ends the reading: bytes after that are not read.
@@ -46,8 +50,9 @@ public final class InboundProtocol implements FrameReader.Handler {
   public interface Listener {
     /**
      * A whole message. Its payload is {@code bytes} from {@code start}, {@code size} long, with
-     * {@link #HEADROOM} bytes free in front; the array is the message's own. {@code bytes} is
-     * null when messages are not kept (they are only counted).
+     * at least {@link WsFrames#headerBytes} free bytes in front; those bytes and the payload are
+     * the message's own, never read or written by the protocol again. {@code bytes} is null when
+     * messages are not kept (they are only counted).
      */
     void onMessage(byte opcode, byte[] bytes, int start, int size);
 
@@ -85,6 +90,8 @@ public final class InboundProtocol implements FrameReader.Handler {
   private volatile long reserved;
   /** Where a text message's bytes are unmasked to be checked when messages are not kept. */
   private byte[] scratch;
+  /** The array of the read being handed over, while it is read, or null. */
+  private byte[] handedOver;
 
   /**
    * @param keepMessages false to hand on only the size of each message (a participant whose
@@ -108,6 +115,21 @@ public final class InboundProtocol implements FrameReader.Handler {
       reader.read(bytes, from, end, this);
     }
     return !ended;
+  }
+
+  /**
+   * Reads the next bytes the client sent, the whole of {@code read}, an array the caller hands
+   * over and never touches again: a message that fills at least half of it stays in it.
+   *
+   * @return false once reading has ended (a close or a broken rule): later bytes are not read
+   */
+  public boolean readHandedOver(byte[] read) {
+    handedOver = read;
+    try {
+      return read(read, 0, read.length);
+    } finally {
+      handedOver = null;
+    }
   }
 
   /** Whether reading has ended: the client closed or broke a rule. */
@@ -251,8 +273,14 @@ public final class InboundProtocol implements FrameReader.Handler {
     int size = (int) messageSize;
     int headerBytes = WsFrames.headerBytes(length);
     if (size == 0 && frameOffset == 0 && last && frameFin && start >= headerBytes) {
-      // the whole message in this read (the usual case): one copy that also takes the bytes
-      // in front, where the server's header goes, so the JVM need not zero the new array
+      // the whole message in this read (the usual case)
+      if (bytes == handedOver && 2L * length >= bytes.length) {
+        message = bytes;
+        messageStart = start;
+        return start;
+      }
+      // one copy that also takes the bytes in front, where the server's header goes, so the JVM
+      // need not zero the new array
       message = Arrays.copyOfRange(bytes, start - headerBytes, start + length);
       messageStart = headerBytes;
       return messageStart;

@@ -3,6 +3,8 @@ package io.relay.ws;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -18,7 +20,7 @@ class InboundProtocolTest {
   private static final int LIMIT = 1 << 20;
 
   /** What the protocol told its listener, in order. */
-  private static final class Heard implements InboundProtocol.Listener {
+  private static class Heard implements InboundProtocol.Listener {
     final List<String> events = new ArrayList<>();
     final List<byte[]> messages = new ArrayList<>();
 
@@ -291,6 +293,76 @@ class InboundProtocolTest {
       byte[] bytes = new ClientFrames().frame(WsFrames.BINARY, false, new byte[60]).frame(WsFrames.CONTINUATION, true, new byte[41]).bytes();
       new InboundProtocol(heard, true, 100, MemoryBudget.unlimited()).read(bytes, 0, bytes.length);
       assertEquals(List.of("fail 1009"), heard.events);
+    }
+  }
+
+  /** Reads handed over: a message filling most of one is kept in it, unmasked there. */
+  @Nested
+  class HandedOverReads {
+    /** Each message heard, as the protocol handed it on: the array itself and where its payload is. */
+    private final List<Object[]> handedOn = new ArrayList<>();
+
+    private InboundProtocol protocol() {
+      Heard heard = new Heard() {
+        @Override
+        public void onMessage(byte opcode, byte[] bytes, int start, int size) {
+          super.onMessage(opcode, bytes, start, size);
+          handedOn.add(new Object[] {bytes, start, size});
+        }
+      };
+      return new InboundProtocol(heard, true, LIMIT, MemoryBudget.unlimited());
+    }
+
+    @Test
+    void aMessageFillingTheReadIsUnmaskedInPlace() {
+      byte[] payload = utf8("x".repeat(300));
+      byte[] read = new ClientFrames().frame(WsFrames.TEXT, true, payload).bytes();
+      protocol().readHandedOver(read);
+      assertEquals(1, handedOn.size());
+      assertSame(read, handedOn.get(0)[0], "the read's own array, not a copy");
+      int start = (int) handedOn.get(0)[1];
+      assertArrayEquals(payload, Arrays.copyOfRange(read, start, start + payload.length), "unmasked in place");
+    }
+
+    @Test
+    void smallMessagesOfOneReadEachGetAnArrayOfTheirOwn() {
+      ClientFrames frames = new ClientFrames();
+      for (int i = 0; i < 4; i++) {
+        frames.frame(WsFrames.BINARY, true, new byte[] {(byte) i, 1, 2});
+      }
+      byte[] read = frames.bytes();
+      protocol().readHandedOver(read);
+      assertEquals(4, handedOn.size());
+      for (Object[] message : handedOn) {
+        byte[] bytes = (byte[]) message[0];
+        assertNotSame(read, bytes, "a small message does not hold the whole read");
+        assertEquals(WsFrames.headerBytes(3) + 3, bytes.length, "an array of the message's size");
+      }
+    }
+
+    @Test
+    void aLargeMessageAfterSmallOnesStaysInTheReadAndTheSmallOnesKeepTheirBytes() {
+      byte[] large = new byte[1000];
+      Arrays.fill(large, (byte) 7);
+      byte[] read = new ClientFrames().frame(WsFrames.BINARY, true, new byte[] {1, 2, 3}).frame(WsFrames.BINARY, true, large).bytes();
+      InboundProtocol protocol = protocol();
+      protocol.readHandedOver(read);
+      assertEquals(2, handedOn.size());
+      byte[] small = (byte[]) handedOn.get(0)[0];
+      int smallStart = (int) handedOn.get(0)[1];
+      assertArrayEquals(new byte[] {1, 2, 3}, Arrays.copyOfRange(small, smallStart, smallStart + 3));
+      assertSame(read, handedOn.get(1)[0]);
+      int start = (int) handedOn.get(1)[1];
+      assertArrayEquals(large, Arrays.copyOfRange(read, start, start + large.length));
+    }
+
+    @Test
+    void anArrayReadWithoutHandingItOverIsNeverWritten() {
+      byte[] read = new ClientFrames().frame(WsFrames.TEXT, true, utf8("y".repeat(300))).bytes();
+      byte[] before = read.clone();
+      protocol().read(read, 0, read.length);
+      assertArrayEquals(before, read, "the caller's bytes are left as they were");
+      assertNotSame(read, handedOn.get(0)[0]);
     }
   }
 }
