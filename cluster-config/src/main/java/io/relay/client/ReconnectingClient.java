@@ -1,7 +1,6 @@
 package io.relay.client;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.relay.ws.CloseCodes;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,14 +13,13 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A relay participant that behaves like the real clients: it POSTs its token for a one-time code,
- * connects, and whenever the connection closes fetches a new code and reconnects, with exponential
- * backoff and full jitter (after a refusal with {@code Retry-After}, the jitter comes on top of
- * what the server asked for). It stops for good on 4003 (booking denied) or when closed.
+ * connects, and whenever the connection closes fetches a new code and reconnects when
+ * {@link ReconnectPolicy} says (at once after 4001, never after 4003, otherwise after a jittered
+ * backoff on top of any {@code Retry-After}). It stops for good on 4003 or when closed.
  */
 public final class ReconnectingClient implements AutoCloseable {
   /** What the client reports; called on the HTTP client's threads, one event at a time. */
@@ -50,16 +48,17 @@ public final class ReconnectingClient implements AutoCloseable {
   private final HttpClient http;
   private final ScheduledExecutorService scheduler;
   private final Options options;
+  private final ReconnectPolicy policy;
   private final Listener listener;
   private volatile WebSocket socket;
   private volatile boolean stopped;
-  private int failures;
   private int attempts;
 
   public ReconnectingClient(HttpClient http, ScheduledExecutorService scheduler, Options options, Listener listener) {
     this.http = http;
     this.scheduler = scheduler;
     this.options = options;
+    this.policy = new ReconnectPolicy(options.minBackoff(), options.maxBackoff());
     this.listener = listener;
   }
 
@@ -123,7 +122,7 @@ public final class ReconnectingClient implements AutoCloseable {
               Duration retryAfter = Duration.ZERO;
               if (cause instanceof WebSocketHandshakeException refused) {
                 status = refused.getResponse().statusCode();
-                retryAfter = retryAfter(refused.getResponse().headers().firstValue("Retry-After"));
+                retryAfter = ReconnectPolicy.retryAfter(refused.getResponse().headers().firstValue("Retry-After").orElse(null));
               } else if (cause instanceof RefusedException refused) {
                 status = refused.status;
                 retryAfter = refused.retryAfter;
@@ -154,7 +153,7 @@ public final class ReconnectingClient implements AutoCloseable {
             response -> {
               if (response.statusCode() != 200) {
                 throw new RefusedException(
-                    response.statusCode(), response.body(), retryAfter(response.headers().firstValue("Retry-After")));
+                    response.statusCode(), response.body(), ReconnectPolicy.retryAfter(response.headers().firstValue("Retry-After").orElse(null)));
               }
               try {
                 return JSON.readTree(response.body()).get("uri").asText();
@@ -164,28 +163,11 @@ public final class ReconnectingClient implements AutoCloseable {
             });
   }
 
-  /** The delay a {@code Retry-After} header asks for, in seconds; zero when absent or unreadable. */
-  private static Duration retryAfter(java.util.Optional<String> header) {
-    try {
-      return header.map(value -> Duration.ofSeconds(Math.max(0, Long.parseLong(value.trim())))).orElse(Duration.ZERO);
-    } catch (NumberFormatException e) {
-      return Duration.ZERO;
-    }
-  }
-
-  /**
-   * Full jitter: a random delay up to the current cap, which doubles with each failure, after
-   * what the server asked for ({@code Retry-After}), so that clients refused together do not all
-   * come back together.
-   */
   private void retryLater(Duration serverAsked) {
     if (stopped) {
       return;
     }
-    long cap = Math.min(options.maxBackoff().toMillis(), options.minBackoff().toMillis() << Math.min(failures, 20));
-    failures++;
-    long delay = serverAsked.toMillis() + ThreadLocalRandom.current().nextLong(cap + 1);
-    scheduler.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
+    scheduler.schedule(this::connect, policy.delayMillis(serverAsked), TimeUnit.MILLISECONDS);
   }
 
   @Override
@@ -220,7 +202,7 @@ public final class ReconnectingClient implements AutoCloseable {
     @Override
     public void onOpen(WebSocket webSocket) {
       socket = webSocket;
-      failures = 0;
+      policy.connected();
       listener.onOpen(attempt);
       webSocket.request(1);
     }
@@ -249,12 +231,10 @@ public final class ReconnectingClient implements AutoCloseable {
       socket = null;
       dropPartial();
       listener.onClose(code, reason);
-      if (code == CloseCodes.BOOKING_DENIED) {
-        stopped = true;
-      } else if (code == CloseCodes.TOPIC_MOVED) {
-        scheduler.execute(ReconnectingClient.this::connect);
-      } else {
-        retryLater(Duration.ZERO);
+      switch (ReconnectPolicy.afterClose(code)) {
+        case STOP -> stopped = true;
+        case NOW -> scheduler.execute(ReconnectingClient.this::connect);
+        case LATER -> retryLater(Duration.ZERO);
       }
     }
   }

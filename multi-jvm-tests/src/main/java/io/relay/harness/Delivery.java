@@ -18,7 +18,12 @@ import java.util.Set;
  * split from the topic from the moment the new owner accepted the connection that claimed it:
  * frames sent on the old node then cannot reach readers already on the new one. Its window
  * therefore opens at the earliest connection another participant of the topic opened while it
- * was open (the claim is one of those), again {@code allowance} earlier. A frame is owed to a
+ * was open (the claim is one of those), again {@code allowance} earlier. A connection that was
+ * open when the scenario killed its topic's node ({@link Traffic#crashed}) and closed after it was
+ * cut off at the kill: its window opens at the kill, again {@code allowance} earlier. Frames sent
+ * to a dead node cannot arrive, and how long its clients take to notice depends on how fast the
+ * kernel tears the process down and the proxy and clients get the CPU (hundreds of milliseconds
+ * with thousands of connections on a busy machine), not on the relay. A frame is owed to a
  * reader when it was sent while that reader was connected and outside every window of the
  * topic.
  */
@@ -117,6 +122,11 @@ public final class Delivery {
   /** When {@code closed}, a connection of {@code owner}, stopped reaching the rest of its topic. */
   private static long splitFrom(Traffic.Topic topic, Participant owner, Participant.Connection closed) {
     long from = closed.closedAt();
+    for (long crash : topic.crashes()) {
+      if (closed.openedAt() < crash && crash <= closed.closedAt()) {
+        from = Math.min(from, crash);
+      }
+    }
     if (closed.closeCode() != CloseCodes.TOPIC_MOVED) {
       return from;
     }

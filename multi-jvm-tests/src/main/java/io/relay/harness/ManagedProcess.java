@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -70,6 +71,11 @@ public record ManagedProcess(String name, Process process, Path log) implements 
   /** SIGKILL. */
   public void kill() {
     process.destroyForcibly();
+  }
+
+  /** Completes when the process has exited. */
+  public CompletableFuture<Process> onExit() {
+    return process.onExit();
   }
 
   /** Waits for the process to exit; returns its exit status. */

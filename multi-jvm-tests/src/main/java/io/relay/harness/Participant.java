@@ -1,17 +1,17 @@
 package io.relay.harness;
 
+import io.relay.client.ReconnectPolicy;
 import io.relay.client.ReconnectingClient;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * A reconnecting client that records what a user would notice: when it was connected, how each
- * connection ended, and the sequence numbers it received.
+ * connection ended, and the sequence numbers it received. It reconnects as practable's clients
+ * do ({@link ReconnectPolicy}: backoff from 100 ms up to 2 s), on a shared {@link ClientLoop}.
  */
 public final class Participant implements ReconnectingClient.Listener, AutoCloseable {
   /** One connection: opened and (unless still open) closed, in System.nanoTime. */
@@ -25,7 +25,8 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
   public record Received(long seq, long at) {}
 
   public final String name;
-  private final ReconnectingClient client;
+  private final ClientLoop loop;
+  private final LoopClient client;
   private final List<Connection> connections = new ArrayList<>();
   private final List<Received> received = new ArrayList<>();
   private final List<Integer> refusals = new ArrayList<>();
@@ -34,15 +35,17 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
    * @param relayBase where to connect instead of the URI's own host and port (a client behind
    *     another ingress replica), or null
    */
-  public Participant(
-      String name, HttpClient http, ScheduledExecutorService scheduler, String accessUrl, URI relayBase, String topic, String token) {
+  Participant(String name, ClientLoop loop, String accessUrl, URI relayBase, String topic, String token) {
     this.name = name;
+    this.loop = loop;
     this.client =
-        new ReconnectingClient(
-            http,
-            scheduler,
-            new ReconnectingClient.Options(URI.create(accessUrl), topic, token, Duration.ofMillis(100), Duration.ofSeconds(2), relayBase),
-            this);
+        new LoopClient(
+            loop, URI.create(accessUrl), topic, token, relayBase, new ReconnectPolicy(Duration.ofMillis(100), Duration.ofSeconds(2)), this);
+  }
+
+  /** The loop this participant's connections run on. */
+  ClientLoop loop() {
+    return loop;
   }
 
   public Participant start() {
@@ -50,6 +53,7 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
     return this;
   }
 
+  /** Sends {@code seq} as a text message if connected; call on {@link #loop()}'s thread. */
   public boolean send(long seq) {
     return client.sendText(Long.toString(seq));
   }
@@ -70,7 +74,7 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
   @Override
   public void onMessage(boolean text, byte[] data) {
     long now = System.nanoTime();
-    long seq = Long.parseLong(new String(data, StandardCharsets.UTF_8));
+    long seq = Long.parseLong(new String(data, StandardCharsets.US_ASCII));
     synchronized (this) {
       received.add(new Received(seq, now));
     }

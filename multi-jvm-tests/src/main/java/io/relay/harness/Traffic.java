@@ -3,7 +3,6 @@ package io.relay.harness;
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -11,22 +10,14 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Live traffic on a set of topics: per topic one writer sending sequence-numbered frames at a
  * fixed rate while it is connected, and readers recording what they get.
  *
  * <p>It scales to thousands of participants without a thread per client: every connection is
- * non-blocking I/O on one of {@link #SELECTORS} shared HTTP clients (one selector thread each),
- * whose callbacks run on a fixed pool of {@link #IO_THREADS}; writers are paced by one small
- * scheduler, and participants connect {@link #CONNECT_BATCH} at a time.
+ * non-blocking I/O on one of {@link #LOOPS} client loops (one thread each), which also pace their
+ * writers, and participants connect {@link #CONNECT_BATCH} at a time.
  */
 public final class Traffic implements AutoCloseable {
   /** One topic's participants and what its writer sent. */
@@ -35,6 +26,7 @@ public final class Traffic implements AutoCloseable {
     public final Participant writer;
     public final List<Participant> readers = new ArrayList<>();
     private final List<long[]> sent = new ArrayList<>();
+    private final List<Long> crashes = new ArrayList<>();
     private long nextSeq;
 
     Topic(String name, Participant writer) {
@@ -42,6 +34,7 @@ public final class Traffic implements AutoCloseable {
       this.writer = writer;
     }
 
+    /** Runs on the writer's loop. */
     void sendOne() {
       if (!writer.isConnected()) {
         return;
@@ -66,6 +59,15 @@ public final class Traffic implements AutoCloseable {
       }
     }
 
+    /** The node hosting this topic was killed at {@code at} (System.nanoTime). */
+    synchronized void crashed(long at) {
+      crashes.add(at);
+    }
+
+    synchronized List<Long> crashes() {
+      return List.copyOf(crashes);
+    }
+
     public List<Participant> participants() {
       List<Participant> all = new ArrayList<>(readers);
       all.add(0, writer);
@@ -73,24 +75,17 @@ public final class Traffic implements AutoCloseable {
     }
   }
 
-  /** HTTP clients, each with its own selector thread; participants are spread over them. */
-  private static final int SELECTORS = 4;
-  /** Threads that run every connection's callbacks (received frames, opens, closes). */
-  private static final int IO_THREADS = 4;
+  /** Client loops, one thread each; participants are spread over them. */
+  private static final int LOOPS = 2;
   /** Participants that start connecting together (well under a node's admissions in flight). */
   private static final int CONNECT_BATCH = 250;
 
-  private final ExecutorService io = Executors.newFixedThreadPool(IO_THREADS, named("traffic-io"));
-  private final List<HttpClient> http = new ArrayList<>();
+  private final List<ClientLoop> loops = new ArrayList<>();
   private int participants;
-  /** Runs the clients' reconnects; never blocked by a writer waiting on a slow send. */
-  private final ScheduledExecutorService clients = Executors.newScheduledThreadPool(2);
-  /** Paces the writers. */
-  private final ScheduledExecutorService senders = Executors.newScheduledThreadPool(4);
   private final String accessUrl;
   private final URI relayBase;
   private final Map<String, Topic> topics = new LinkedHashMap<>();
-  private final List<ScheduledFuture<?>> sending = new ArrayList<>();
+  private final List<ClientLoop.Timer> sending = new ArrayList<>();
 
   /** Traffic that reaches the relay wherever the returned URIs point. */
   public Traffic(String accessUrl) {
@@ -101,18 +96,9 @@ public final class Traffic implements AutoCloseable {
   public Traffic(String accessUrl, URI relayBase) {
     this.accessUrl = accessUrl;
     this.relayBase = relayBase;
-    for (int i = 0; i < SELECTORS; i++) {
-      http.add(HttpClient.newBuilder().executor(io).build());
+    for (int i = 0; i < LOOPS; i++) {
+      loops.add(new ClientLoop("traffic-" + i));
     }
-  }
-
-  private static ThreadFactory named(String prefix) {
-    AtomicInteger count = new AtomicInteger();
-    return task -> {
-      Thread thread = new Thread(task, prefix + "-" + count.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
   }
 
   /** Adds topics {@code prefix-0..n-1}, each with a writer and {@code readers} readers. */
@@ -130,8 +116,8 @@ public final class Traffic implements AutoCloseable {
 
   /** A participant of this traffic's access URL and ingress. */
   public Participant participant(String topic, String name, String bookingId, String... scopes) {
-    HttpClient client = http.get(participants++ % http.size());
-    return new Participant(name, client, clients, accessUrl, relayBase, topic, Tokens.booked(topic, bookingId, scopes));
+    ClientLoop loop = loops.get(participants++ % loops.size());
+    return new Participant(name, loop, accessUrl, relayBase, topic, Tokens.booked(topic, bookingId, scopes));
   }
 
   /**
@@ -167,7 +153,7 @@ public final class Traffic implements AutoCloseable {
   /** Every writer sends one frame every {@code period}. */
   public void startSending(Duration period) {
     for (Topic topic : topics.values()) {
-      sending.add(senders.scheduleAtFixedRate(topic::sendOne, 0, period.toMillis(), TimeUnit.MILLISECONDS));
+      sending.add(topic.writer.loop().every(period.toMillis(), topic::sendOne));
     }
   }
 
@@ -187,7 +173,7 @@ public final class Traffic implements AutoCloseable {
    * last frame; what is still missing then is counted by the delivery analysis.
    */
   public void stopSending(Duration settle) {
-    sending.forEach(s -> s.cancel(false));
+    sending.forEach(ClientLoop.Timer::cancel);
     sending.clear();
     Await.upTo("every connected reader has its topic's last frame", settle, this::lastFramesDelivered);
   }
@@ -206,6 +192,14 @@ public final class Traffic implements AutoCloseable {
       }
     }
     return true;
+  }
+
+  /**
+   * Records that the node hosting {@code names} was killed at {@code at} (System.nanoTime), for
+   * the delivery analysis: their connections were cut off from that moment on.
+   */
+  public void crashed(Collection<String> names, long at) {
+    names.forEach(name -> topics.get(name).crashed(at));
   }
 
   /** How often connection attempts were refused, by HTTP status (0: no answer). */
@@ -231,10 +225,8 @@ public final class Traffic implements AutoCloseable {
 
   @Override
   public void close() {
-    sending.forEach(s -> s.cancel(true));
+    sending.forEach(ClientLoop.Timer::cancel);
     topics.values().forEach(t -> t.participants().forEach(Participant::close));
-    senders.shutdownNow();
-    clients.shutdownNow();
-    io.shutdownNow();
+    loops.forEach(ClientLoop::close);
   }
 }

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
@@ -68,6 +69,8 @@ class CrashAtSizeIT {
 
       long event = System.nanoTime();
       run.cluster().crash(victim);
+      CompletableFuture<Long> exited = victim.process().onExit().thenApply(p -> (System.nanoTime() - event) / 1_000_000);
+      traffic.crashed(victimTopics, event);
       run.proxy().reload(run.cluster().running());
       long reconnected = Await.until(
           "every client of the killed node (" + victimClients.size() + ") has reconnected", Duration.ofSeconds(180),
@@ -79,6 +82,7 @@ class CrashAtSizeIT {
       Scenario report = run.scenario();
       report.put("topics_by_node_before_crash", topicsPerNode);
       report.put("topics_on_dead_node", victimTopics.size());
+      report.put("victim_exited_after_ms", exited.getNow(-1L));
       report.put("clients_of_dead_node", victimClients.size());
       report.put("all_clients_of_dead_node_reconnected_after_ms", reconnected);
       report.put("dead_node_removed_after_ms", removed);

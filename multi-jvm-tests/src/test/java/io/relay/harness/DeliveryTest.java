@@ -3,12 +3,9 @@ package io.relay.harness;
 import io.relay.ws.CloseCodes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -17,8 +14,7 @@ import org.junit.jupiter.api.Test;
  * are fed in the order they happen, so their System.nanoTime stamps are in that order.
  */
 class DeliveryTest {
-  private final HttpClient http = HttpClient.newHttpClient();
-  private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+  private final ClientLoop loop = new ClientLoop("delivery-test");
   private final Participant writer = participant("t/writer");
   private final Participant reader = participant("t/reader");
   private final Participant late = participant("t/late");
@@ -26,7 +22,7 @@ class DeliveryTest {
 
   @AfterEach
   void stop() {
-    scheduler.shutdownNow();
+    loop.close();
   }
 
   @Test
@@ -78,6 +74,33 @@ class DeliveryTest {
     assertEquals(1, summary.framesLostOutsideWindow(), () -> String.join("\n", summary.problems()));
   }
 
+  @Test
+  void framesSentToAKilledNodeBeforeItsClientsNoticedAreExcusedOnlyWhenTheKillIsRecorded() {
+    everyoneConnected();
+    send(0, reader, late);
+    long killed = System.nanoTime();
+    send(1); // reaches the dead node; its clients have not seen their connections end yet
+    Delivery.Summary unrecorded = crashAndReconnect();
+    topic.crashed(killed);
+
+    Delivery.Summary recorded = analyse();
+
+    assertEquals(2, unrecorded.framesLostOutsideWindow(), () -> String.join("\n", unrecorded.problems()));
+    assertEquals(0, recorded.framesLostOutsideWindow(), () -> String.join("\n", recorded.problems()));
+  }
+
+  /** Everyone sees the dead node's connection end and reconnects; analysed before the kill is recorded. */
+  private Delivery.Summary crashAndReconnect() {
+    writer.onClose(1006, "connection ended without a close frame");
+    reader.onClose(1006, "connection ended without a close frame");
+    late.onClose(1006, "connection ended without a close frame");
+    writer.onOpen(2);
+    reader.onOpen(2);
+    late.onOpen(2);
+    send(2, reader, late);
+    return analyse();
+  }
+
   /** The writer and both readers connect, all to the same node. */
   private void everyoneConnected() {
     topic.readers.add(reader);
@@ -100,6 +123,6 @@ class DeliveryTest {
   }
 
   private Participant participant(String name) {
-    return new Participant(name, http, scheduler, "http://127.0.0.1:1", null, "t", "token");
+    return new Participant(name, loop, "http://127.0.0.1:1", null, "t", "token");
   }
 }

@@ -1,0 +1,66 @@
+package io.relay.client;
+
+import io.relay.ws.CloseCodes;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * When a relay client connects again, as practable's clients do: at once after its topic moved
+ * (4001), never after its booking was denied (4003), and otherwise after an exponential backoff
+ * with full jitter (a random delay up to a cap that doubles with each failure), on top of what the
+ * server asked for with {@code Retry-After}, so that clients refused together do not all come back
+ * together. One instance per client; not thread-safe.
+ */
+public final class ReconnectPolicy {
+  /** What a client does after one of its connections closed. */
+  public enum Next {
+    /** Fetch a new code and connect at once. */
+    NOW,
+    /** Connect again after {@link #delayMillis}. */
+    LATER,
+    /** Stop for good. */
+    STOP
+  }
+
+  private final Duration minBackoff;
+  private final Duration maxBackoff;
+  private int failures;
+
+  /** @param minBackoff the first cap; each failure doubles it up to {@code maxBackoff} */
+  public ReconnectPolicy(Duration minBackoff, Duration maxBackoff) {
+    this.minBackoff = minBackoff;
+    this.maxBackoff = maxBackoff;
+  }
+
+  /** What to do after a connection closed with {@code code}. */
+  public static Next afterClose(int code) {
+    if (code == CloseCodes.BOOKING_DENIED) {
+      return Next.STOP;
+    }
+    return code == CloseCodes.TOPIC_MOVED ? Next.NOW : Next.LATER;
+  }
+
+  /** A connection opened: the next failure starts from the first cap again. */
+  public void connected() {
+    failures = 0;
+  }
+
+  /** How long to wait before the next attempt, after a failure; doubles the cap for the one after. */
+  public long delayMillis(Duration serverAsked) {
+    long cap = Math.min(maxBackoff.toMillis(), minBackoff.toMillis() << Math.min(failures, 20));
+    failures++;
+    return serverAsked.toMillis() + ThreadLocalRandom.current().nextLong(cap + 1);
+  }
+
+  /** The delay a {@code Retry-After} header (in seconds) asks for; zero when absent or unreadable. */
+  public static Duration retryAfter(String header) {
+    if (header == null) {
+      return Duration.ZERO;
+    }
+    try {
+      return Duration.ofSeconds(Math.max(0, Long.parseLong(header.trim())));
+    } catch (NumberFormatException e) {
+      return Duration.ZERO;
+    }
+  }
+}
