@@ -22,14 +22,16 @@ public final class ReconnectPolicy {
     STOP
   }
 
-  private final Duration minBackoff;
-  private final Duration maxBackoff;
-  private int failures;
+  private final long firstCapMillis;
+  private final long lastCapMillis;
+  /** The cap of the next delay: doubled by each failure up to the last, back to the first on a connection. */
+  private long capMillis;
 
   /** @param minBackoff the first cap; each failure doubles it up to {@code maxBackoff} */
   public ReconnectPolicy(Duration minBackoff, Duration maxBackoff) {
-    this.minBackoff = minBackoff;
-    this.maxBackoff = maxBackoff;
+    firstCapMillis = minBackoff.toMillis();
+    lastCapMillis = Math.max(firstCapMillis, maxBackoff.toMillis());
+    capMillis = firstCapMillis;
   }
 
   /** What to do after a connection closed with {@code code}. */
@@ -42,14 +44,14 @@ public final class ReconnectPolicy {
 
   /** A connection opened: the next failure starts from the first cap again. */
   public void connected() {
-    failures = 0;
+    capMillis = firstCapMillis;
   }
 
   /** How long to wait before the next attempt, after a failure; doubles the cap for the one after. */
   public long delayMillis(Duration serverAsked) {
-    long cap = Math.min(maxBackoff.toMillis(), minBackoff.toMillis() << Math.min(failures, 20));
-    failures++;
-    return serverAsked.toMillis() + ThreadLocalRandom.current().nextLong(cap + 1);
+    long delay = serverAsked.toMillis() + ThreadLocalRandom.current().nextLong(capMillis + 1);
+    capMillis = Math.min(lastCapMillis, capMillis * 2);
+    return delay;
   }
 
   /** The delay a {@code Retry-After} header (in seconds) asks for; zero when absent or unreadable. */

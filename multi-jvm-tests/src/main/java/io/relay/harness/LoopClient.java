@@ -2,6 +2,7 @@ package io.relay.harness;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.bench.SelectorLoop;
 import io.relay.client.ReconnectPolicy;
 import io.relay.client.ReconnectingClient;
 import java.io.IOException;
@@ -23,14 +24,14 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * The harness's relay client: what {@link ReconnectingClient} does (POST the token for a one-time
  * code, connect to the URI it names, reconnect when {@link ReconnectPolicy} says), on non-blocking
- * sockets driven by a {@link ClientLoop}, so that thousands of participants cost one thread and see
+ * sockets driven by a {@link SelectorLoop}, so that thousands of participants cost one thread and see
  * a connection end as soon as the kernel reports it. HTTP/1.1 and the client side of RFC 6455 are
  * spoken directly: a fresh connection with {@code Connection: close} for each code, the opening
  * handshake with its {@code Sec-WebSocket-Accept} checked, masked frames out, whole messages in
  * (continuations joined), pings answered, the server's close echoed. Every method runs on the
  * loop's thread; {@link #start} and {@link #close} hand themselves over.
  */
-final class LoopClient implements ClientLoop.Ready {
+final class LoopClient implements SelectorLoop.Ready {
   /** How long a code request or an upgrade may take before the attempt counts as unanswered. */
   private static final long ATTEMPT_DEADLINE_MILLIS = 10_000;
   private static final int MAX_HEAD = 16 * 1024;
@@ -39,7 +40,7 @@ final class LoopClient implements ClientLoop.Ready {
 
   private enum Phase { IDLE, CODE, UPGRADE, OPEN }
 
-  private final ClientLoop loop;
+  private final SelectorLoop loop;
   private final URI access;
   private final String topic;
   private final String token;
@@ -52,7 +53,7 @@ final class LoopClient implements ClientLoop.Ready {
   private int attempts;
   private SocketChannel channel;
   private SelectionKey key;
-  private ClientLoop.Timer deadline;
+  private SelectorLoop.Timer deadline;
   private String expectedAccept;
   private ByteBuffer in = ByteBuffer.allocate(4096);
   private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
@@ -66,7 +67,7 @@ final class LoopClient implements ClientLoop.Ready {
    *     for a client behind another ingress replica; null to follow the URI
    */
   LoopClient(
-      ClientLoop loop, URI access, String topic, String token, URI relayBase, ReconnectPolicy policy, ReconnectingClient.Listener listener) {
+      SelectorLoop loop, URI access, String topic, String token, URI relayBase, ReconnectPolicy policy, ReconnectingClient.Listener listener) {
     this.loop = loop;
     this.access = access;
     this.topic = topic;

@@ -1,5 +1,6 @@
 package io.relay.harness;
 
+import io.relay.bench.SelectorLoop;
 import io.relay.client.ReconnectPolicy;
 import io.relay.client.ReconnectingClient;
 import java.net.URI;
@@ -11,7 +12,7 @@ import java.util.List;
 /**
  * A reconnecting client that records what a user would notice: when it was connected, how each
  * connection ended, and the sequence numbers it received. It reconnects as practable's clients
- * do ({@link ReconnectPolicy}: backoff from 100 ms up to 2 s), on a shared {@link ClientLoop}.
+ * do ({@link ReconnectPolicy}: backoff from 100 ms up to 2 s), on a shared {@link SelectorLoop}.
  */
 public final class Participant implements ReconnectingClient.Listener, AutoCloseable {
   /** One connection: opened and (unless still open) closed, in System.nanoTime. */
@@ -25,7 +26,7 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
   public record Received(long seq, long at) {}
 
   public final String name;
-  private final ClientLoop loop;
+  private final SelectorLoop loop;
   private final LoopClient client;
   private final List<Connection> connections = new ArrayList<>();
   private final List<Received> received = new ArrayList<>();
@@ -35,7 +36,7 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
    * @param relayBase where to connect instead of the URI's own host and port (a client behind
    *     another ingress replica), or null
    */
-  Participant(String name, ClientLoop loop, String accessUrl, URI relayBase, String topic, String token) {
+  Participant(String name, SelectorLoop loop, String accessUrl, URI relayBase, String topic, String token) {
     this.name = name;
     this.loop = loop;
     this.client =
@@ -44,7 +45,7 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
   }
 
   /** The loop this participant's connections run on. */
-  ClientLoop loop() {
+  SelectorLoop loop() {
     return loop;
   }
 

@@ -1,5 +1,6 @@
 package io.relay.harness;
 
+import io.relay.bench.SelectorLoop;
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
 import java.net.URI;
@@ -80,12 +81,12 @@ public final class Traffic implements AutoCloseable {
   /** Participants that start connecting together (well under a node's admissions in flight). */
   private static final int CONNECT_BATCH = 250;
 
-  private final List<ClientLoop> loops = new ArrayList<>();
+  private final List<SelectorLoop> loops = new ArrayList<>();
   private int participants;
   private final String accessUrl;
   private final URI relayBase;
   private final Map<String, Topic> topics = new LinkedHashMap<>();
-  private final List<ClientLoop.Timer> sending = new ArrayList<>();
+  private final List<SelectorLoop.Timer> sending = new ArrayList<>();
 
   /** Traffic that reaches the relay wherever the returned URIs point. */
   public Traffic(String accessUrl) {
@@ -97,7 +98,7 @@ public final class Traffic implements AutoCloseable {
     this.accessUrl = accessUrl;
     this.relayBase = relayBase;
     for (int i = 0; i < LOOPS; i++) {
-      loops.add(new ClientLoop("traffic-" + i));
+      loops.add(new SelectorLoop("traffic-" + i, 1000, () -> {}));
     }
   }
 
@@ -116,7 +117,7 @@ public final class Traffic implements AutoCloseable {
 
   /** A participant of this traffic's access URL and ingress. */
   public Participant participant(String topic, String name, String bookingId, String... scopes) {
-    ClientLoop loop = loops.get(participants++ % loops.size());
+    SelectorLoop loop = loops.get(participants++ % loops.size());
     return new Participant(name, loop, accessUrl, relayBase, topic, Tokens.booked(topic, bookingId, scopes));
   }
 
@@ -173,7 +174,7 @@ public final class Traffic implements AutoCloseable {
    * last frame; what is still missing then is counted by the delivery analysis.
    */
   public void stopSending(Duration settle) {
-    sending.forEach(ClientLoop.Timer::cancel);
+    sending.forEach(SelectorLoop.Timer::cancel);
     sending.clear();
     Await.upTo("every connected reader has its topic's last frame", settle, this::lastFramesDelivered);
   }
@@ -225,8 +226,8 @@ public final class Traffic implements AutoCloseable {
 
   @Override
   public void close() {
-    sending.forEach(ClientLoop.Timer::cancel);
+    sending.forEach(SelectorLoop.Timer::cancel);
     topics.values().forEach(t -> t.participants().forEach(Participant::close));
-    loops.forEach(ClientLoop::close);
+    loops.forEach(SelectorLoop::close);
   }
 }

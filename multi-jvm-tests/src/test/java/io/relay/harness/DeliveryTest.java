@@ -1,5 +1,6 @@
 package io.relay.harness;
 
+import io.relay.bench.SelectorLoop;
 import io.relay.ws.CloseCodes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -14,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * are fed in the order they happen, so their System.nanoTime stamps are in that order.
  */
 class DeliveryTest {
-  private final ClientLoop loop = new ClientLoop("delivery-test");
+  private final SelectorLoop loop = new SelectorLoop("delivery-test", 1000, () -> {});
   private final Participant writer = participant("t/writer");
   private final Participant reader = participant("t/reader");
   private final Participant late = participant("t/late");

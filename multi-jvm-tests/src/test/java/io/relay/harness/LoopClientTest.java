@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.bench.SelectorLoop;
 import io.relay.testing.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.Test;
 class LoopClientTest {
   private static final Duration STEP = Duration.ofSeconds(10);
 
-  private final ClientLoop loop = new ClientLoop("loop-client-test");
+  private final SelectorLoop loop = new SelectorLoop("loop-client-test", 1000, () -> {});
   private final ServerSocket server = listen();
   private final String base = "127.0.0.1:" + server.getLocalPort();
   private final Participant participant = new Participant("p", loop, "http://" + base, null, "lab/1", "the-token");

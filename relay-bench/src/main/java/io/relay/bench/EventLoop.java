@@ -1,20 +1,16 @@
 package io.relay.bench;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Supplier;
 
 /**
- * One generator thread: a selector over its connections, a 1 ms tick that paces its writers, and
- * the statistics of what its readers received. Everything it owns is touched on its thread only;
- * other threads talk to it through {@link #call}.
+ * One generator thread ({@link SelectorLoop}): its connections, a tick at least every 1 ms that
+ * paces its writers, and the statistics of what its readers received. Everything it owns is
+ * touched on its thread only; other threads talk to it through {@link #call}.
  */
 final class EventLoop implements AutoCloseable {
   private static final long TICK_MILLIS = 1;
@@ -74,32 +70,21 @@ final class EventLoop implements AutoCloseable {
     }
   }
 
-  private final Selector selector;
   /** The TLS client of the run's wss connections, or null. */
   private final Tls tls;
-  private final Thread thread;
-  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-  private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(256 * 1024);
   private final List<Writer> writers = new ArrayList<>();
   private Stats stats = new Stats();
-  private volatile boolean running = true;
   private volatile boolean sending;
+  private final SelectorLoop loop;
 
   /** @param tls for wss connections; null when the run has none */
   EventLoop(String name, Tls tls) {
     this.tls = tls;
-    try {
-      selector = Selector.open();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    thread = new Thread(this::run, name);
-    thread.setDaemon(true);
-    thread.start();
+    this.loop = new SelectorLoop(name, TICK_MILLIS, this::afterEachRound);
   }
 
   Selector selector() {
-    return selector;
+    return loop.selector();
   }
 
   Tls tls() {
@@ -107,7 +92,7 @@ final class EventLoop implements AutoCloseable {
   }
 
   ByteBuffer readBuffer() {
-    return readBuffer;
+    return loop.readBuffer();
   }
 
   Stats stats() {
@@ -117,7 +102,7 @@ final class EventLoop implements AutoCloseable {
   /** Runs {@code task} on this loop's thread and returns its result. */
   <T> CompletableFuture<T> call(Supplier<T> task) {
     CompletableFuture<T> result = new CompletableFuture<>();
-    tasks.add(
+    loop.execute(
         () -> {
           try {
             result.complete(task.get());
@@ -125,7 +110,6 @@ final class EventLoop implements AutoCloseable {
             result.completeExceptionally(e);
           }
         });
-    selector.wakeup();
     return result;
   }
 
@@ -153,26 +137,9 @@ final class EventLoop implements AutoCloseable {
     return done;
   }
 
-  private void run() {
-    while (running) {
-      try {
-        selector.select(TICK_MILLIS);
-        for (SelectionKey k : selector.selectedKeys()) {
-          if (k.isValid()) {
-            ((WsClient) k.attachment()).onReady(k);
-          }
-        }
-        selector.selectedKeys().clear();
-        Runnable task;
-        while ((task = tasks.poll()) != null) {
-          task.run();
-        }
-        if (sending) {
-          tick(System.nanoTime());
-        }
-      } catch (IOException | RuntimeException e) {
-        System.err.println("bench: loop error: " + e);
-      }
+  private void afterEachRound() {
+    if (sending) {
+      tick(System.nanoTime());
     }
   }
 
@@ -212,13 +179,6 @@ final class EventLoop implements AutoCloseable {
 
   @Override
   public void close() {
-    running = false;
-    selector.wakeup();
-    try {
-      thread.join(5000);
-      selector.close();
-    } catch (IOException | InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    loop.close();
   }
 }

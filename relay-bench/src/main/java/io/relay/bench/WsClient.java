@@ -30,7 +30,7 @@ import tlschannel.WouldBlockException;
  * connection's buffers and run on one event-loop thread; a load generator that copies or hands
  * over between objects would measure itself instead of the server.
  */
-final class WsClient {
+final class WsClient implements SelectorLoop.Ready {
   /** Bytes at the start of every benchmark message: send time (ns), sequence number, writer id. */
   static final int HEAD = 20;
   private static final int MAX_PENDING_BUFFERS = 64;
@@ -122,7 +122,8 @@ final class WsClient {
     }
   }
 
-  void onReady(SelectionKey k) {
+  @Override
+  public void onReady(SelectionKey k) {
     try {
       if (k.isConnectable()) {
         channel.finishConnect();

@@ -1,4 +1,4 @@
-package io.relay.harness;
+package io.relay.bench;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -10,14 +10,14 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One thread that runs many harness clients: a selector over their sockets, tasks handed in by
- * other threads, and timers (backoffs, deadlines, writers' pacing). Everything a client owns is
- * touched on this thread only, so thousands of participants cost one thread and no hand-over
- * per frame.
+ * One thread that runs many non-blocking clients (the bench's generator connections, the
+ * multi-node harness's participants): a selector over their sockets, tasks handed in by other
+ * threads, timers, and a hook run after every round. Everything a client owns is touched on this
+ * thread only, so thousands of connections cost one thread and no hand-over per frame.
  */
-final class ClientLoop implements AutoCloseable {
-  /** What the selector calls when a client's socket is ready. */
-  interface Ready {
+public final class SelectorLoop implements AutoCloseable {
+  /** What the selector calls when a client's socket is ready; the key's attachment. */
+  public interface Ready {
     void onReady(SelectionKey key);
   }
 
@@ -25,20 +25,20 @@ final class ClientLoop implements AutoCloseable {
    * A timer, once or (period above 0) at a fixed rate; cancelled ones stay queued and are skipped
    * when due. Cancelling is safe from any thread.
    */
-  static final class Timer implements Comparable<Timer> {
-    private long due;
-    private long sequence;
-    private final long periodNanos;
+  public static final class Timer implements Comparable<Timer> {
     private final Runnable task;
+    private final long periodNanos;
+    private long due;
+    /** Orders timers due at the same instant by when they were added. */
+    private long sequence;
     private volatile boolean cancelled;
 
-    private Timer(long due, long periodNanos, Runnable task) {
-      this.due = due;
-      this.periodNanos = periodNanos;
+    private Timer(Runnable task, long periodNanos) {
       this.task = task;
+      this.periodNanos = periodNanos;
     }
 
-    void cancel() {
+    public void cancel() {
       cancelled = true;
     }
 
@@ -53,11 +53,21 @@ final class ClientLoop implements AutoCloseable {
   private final Thread thread;
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final PriorityQueue<Timer> timers = new PriorityQueue<>();
-  private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(64 * 1024);
+  private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(256 * 1024);
+  private final long maxWaitMillis;
+  private final Runnable afterEachRound;
   private long timerSequence;
   private volatile boolean running = true;
 
-  ClientLoop(String name) {
+  /**
+   * Starts the loop's thread.
+   *
+   * @param maxWaitMillis the longest the selector waits when no timer is due sooner
+   * @param afterEachRound run on the loop's thread after every round (ready sockets, tasks, timers)
+   */
+  public SelectorLoop(String name, long maxWaitMillis, Runnable afterEachRound) {
+    this.maxWaitMillis = maxWaitMillis;
+    this.afterEachRound = afterEachRound;
     try {
       selector = Selector.open();
     } catch (IOException e) {
@@ -68,21 +78,21 @@ final class ClientLoop implements AutoCloseable {
     thread.start();
   }
 
-  Selector selector() {
+  public Selector selector() {
     return selector;
   }
 
   /** The loop's one read buffer, for a client to read into and parse before it returns. */
-  ByteBuffer readBuffer() {
+  public ByteBuffer readBuffer() {
     return readBuffer;
   }
 
-  boolean inLoop() {
+  public boolean inLoop() {
     return Thread.currentThread() == thread;
   }
 
   /** Runs {@code task} on the loop's thread (at once when called there). */
-  void execute(Runnable task) {
+  public void execute(Runnable task) {
     if (inLoop()) {
       task.run();
       return;
@@ -92,18 +102,20 @@ final class ClientLoop implements AutoCloseable {
   }
 
   /** Runs {@code task} on the loop's thread after {@code delayMillis}; call on the loop's thread. */
-  Timer schedule(long delayMillis, Runnable task) {
-    return add(new Timer(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis), 0, task));
+  public Timer schedule(long delayMillis, Runnable task) {
+    return add(new Timer(task, 0), System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis));
   }
 
   /** Runs {@code task} on the loop's thread now and then every {@code periodMillis}; call from any thread. */
-  Timer every(long periodMillis, Runnable task) {
-    Timer timer = new Timer(System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(periodMillis), task);
-    execute(() -> add(timer));
+  public Timer every(long periodMillis, Runnable task) {
+    Timer timer = new Timer(task, TimeUnit.MILLISECONDS.toNanos(periodMillis));
+    long now = System.nanoTime();
+    execute(() -> add(timer, now));
     return timer;
   }
 
-  private Timer add(Timer timer) {
+  private Timer add(Timer timer, long due) {
+    timer.due = due;
     timer.sequence = timerSequence++;
     timers.add(timer);
     return timer;
@@ -124,8 +136,9 @@ final class ClientLoop implements AutoCloseable {
           task.run();
         }
         runDueTimers();
+        afterEachRound.run();
       } catch (IOException | RuntimeException e) {
-        System.err.println("harness client loop: " + e);
+        System.err.println(thread.getName() + ": " + e);
       }
     }
     Runnable task;
@@ -136,7 +149,7 @@ final class ClientLoop implements AutoCloseable {
       try {
         key.channel().close();
       } catch (IOException e) {
-        System.err.println("harness client loop: closing a socket: " + e);
+        System.err.println(thread.getName() + ": closing a socket: " + e);
       }
     }
   }
@@ -145,9 +158,9 @@ final class ClientLoop implements AutoCloseable {
   private long untilNextTimer() {
     Timer next = timers.peek();
     if (next == null) {
-      return 1000;
+      return maxWaitMillis;
     }
-    return Math.max(1, TimeUnit.NANOSECONDS.toMillis(next.due - System.nanoTime()));
+    return Math.max(1, Math.min(maxWaitMillis, TimeUnit.NANOSECONDS.toMillis(next.due - System.nanoTime())));
   }
 
   private void runDueTimers() {
@@ -160,8 +173,7 @@ final class ClientLoop implements AutoCloseable {
       }
       next.task.run();
       if (next.periodNanos > 0) {
-        next.due += next.periodNanos;
-        add(next);
+        add(next, next.due + next.periodNanos);
       }
     }
   }
