@@ -2,6 +2,7 @@ package io.relay.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -74,6 +75,19 @@ public final class BenchCommand implements Callable<Integer> {
       description = "W6: when the storm was first run, in seconds since the epoch: names its topics and dates its tokens, so "
           + "storms with the same id are the same participants coming back with the tokens they had (default: a new storm).")
   Long stormId;
+
+  @Option(
+      names = "--storms",
+      defaultValue = "1",
+      description = "W6: measured storms, each the same participants coming back, in this one JVM (default: ${DEFAULT-VALUE}).")
+  int storms;
+
+  @Option(
+      names = "--warmup-storms",
+      defaultValue = "0",
+      description = "W6: unreported storms of the same participants before the measured ones, so that the generator's own code "
+          + "is compiled before it measures (default: ${DEFAULT-VALUE}).")
+  int warmupStorms;
 
   @Option(names = "--loops", defaultValue = "2", description = "Generator threads (default: ${DEFAULT-VALUE}).")
   int loops;
@@ -150,15 +164,31 @@ public final class BenchCommand implements Callable<Integer> {
     if (w.shape() == Workload.Shape.STORM && !(endpoints instanceof Endpoints.Relay)) {
       throw new IllegalArgumentException("W6 needs the relay's access API (--target relay)");
     }
-    BenchRun run = new BenchRun(w, endpoints, probe, this);
-    Map<String, Object> result = new LinkedHashMap<>();
-    result.put("target", target);
-    result.put("label", label == null ? target : label);
-    result.put("workload", w.name());
-    result.put("transport", secure ? "wss" : "ws");
-    result.put("cores", Runtime.getRuntime().availableProcessors());
-    result.put("loops", loops);
-    result.putAll(run.execute());
+    boolean storm = w.shape() == Workload.Shape.STORM;
+    if (storm && (storms < 1 || warmupStorms < 0)) {
+      throw new IllegalArgumentException("--storms must be at least 1 and --warmup-storms at least 0");
+    }
+    if (storm && stormId == null) {
+      stormId = System.currentTimeMillis() / 1000;
+    }
+    int runs = storm ? warmupStorms + storms : 1;
+    for (int i = 0; i < runs; i++) {
+      Map<String, Object> result = new LinkedHashMap<>();
+      result.put("target", target);
+      result.put("label", label == null ? target : label);
+      result.put("workload", w.name());
+      result.put("transport", secure ? "wss" : "ws");
+      result.put("cores", Runtime.getRuntime().availableProcessors());
+      result.put("loops", loops);
+      result.putAll(new BenchRun(w, endpoints, probe, this).execute());
+      if (!storm || i >= warmupStorms) {
+        report(result);
+      }
+    }
+    return 0;
+  }
+
+  private void report(Map<String, Object> result) throws IOException {
     ObjectMapper mapper = new ObjectMapper();
     System.out.println(mapper.copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(result));
     if (json != null) {
@@ -169,7 +199,6 @@ public final class BenchCommand implements Callable<Integer> {
           StandardOpenOption.CREATE,
           StandardOpenOption.APPEND);
     }
-    return 0;
   }
 
   /** The TLS client of an https/wss run, or null without {@code --tls-ca}. */
