@@ -1,9 +1,11 @@
 package io.relay.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,6 +31,18 @@ class BenchSmokeTest extends OnASmokeNode {
     assertEquals(0, r.get("closedConnections").asLong(), "connections closed: " + r);
     assertEquals(15, r.get("connections").asLong(), "3 topics of 1 writer and 4 readers");
     assertEquals("ws", r.get("transport").asText());
+  }
+
+  @Test
+  void aSmallConnectStormAdmitsEveryParticipantAndReportsOnlyTheMeasuredStorms() throws Exception {
+    node.bench("W6", "--connections", "30", "--concurrency", "8", "--warmup-storms", "1", "--storms", "2");
+    List<JsonNode> storms = node.results("W6");
+    assertEquals(2, storms.size(), "one result per measured storm, none for the warm-up: " + storms);
+    for (JsonNode storm : storms) {
+      assertEquals(30, storm.get("admitted").asLong(), "every participant admitted: " + storm);
+      assertEquals(0, storm.get("failures").size(), "no failures: " + storm);
+      assertTrue(storm.get("admittedPerS").asDouble() > 0, "a rate reported: " + storm);
+    }
   }
 
   @Test

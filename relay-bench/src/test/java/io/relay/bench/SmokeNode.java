@@ -83,6 +83,16 @@ final class SmokeNode implements AutoCloseable {
     return new ObjectMapper().readTree(lines.get(lines.size() - 1));
   }
 
+  /** Every result the generator has reported for {@code workload} on this node, in order. */
+  List<JsonNode> results(String workload) throws IOException {
+    ObjectMapper json = new ObjectMapper();
+    List<JsonNode> results = new ArrayList<>();
+    for (String line : Files.readAllLines(dir.resolve(workload + ".jsonl"))) {
+      results.add(json.readTree(line));
+    }
+    return results;
+  }
+
   private void awaitReady(Duration timeout) {
     HttpClient http = HttpClient.newHttpClient();
     URI ready = URI.create("http://127.0.0.1:" + managementPort + "/ready");
