@@ -30,6 +30,11 @@ import java.util.concurrent.ThreadLocalRandom;
  * handshake with its {@code Sec-WebSocket-Accept} checked, masked frames out, whole messages in
  * (continuations joined), pings answered, the server's close echoed. Every method runs on the
  * loop's thread; {@link #start} and {@link #close} hand themselves over.
+ *
+ * <p>Why one class of over 500 lines: it is one non-blocking client's state machine (the POST for
+ * a code, the handshake, frames, the close, the retry) over one socket's channel, key, buffers and
+ * deadline, driven from one selector loop's thread; every phase reads and writes that same state,
+ * so split apart, each piece would need it handed over and the loop's single-thread rule restated.
  */
 final class LoopClient implements SelectorLoop.Ready {
   /** How long a code request or an upgrade may take before the attempt counts as unanswered. */

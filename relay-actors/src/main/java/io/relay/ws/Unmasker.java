@@ -5,11 +5,15 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 /**
- * Removes the client's XOR mask from WebSocket payload bytes, eight bytes at a time.
+ * Removes the client's XOR mask from WebSocket payload bytes, eight bytes at a time, as
+ * big-endian longs (the byte order of the mask in the frame header).
  *
- * <p>Pekko HTTP 1.3.0 unmasks one byte at a time, which PERFORMANCE-NOTES measured as the largest
- * cost of a relay. Here the connection copies each piece of a payload out of the socket read into
- * the message's own array and unmasks it there, while the bytes are still in the cache.
+ * <p>Pekko HTTP 1.3.0 unmasks one byte at a time; unmasking is the largest part of a node's Java
+ * time when it relays one stream of large messages (docs/benchmark-notes.md, W3). {@link
+ * InboundProtocol} unmasks each payload it keeps once, where the message will stay: in the
+ * socket read's own array when the message arrives whole in one frame and fills at least half of
+ * the read, otherwise in the message's own array right after each piece is copied there, while
+ * the bytes are still in the cache.
  */
 public final class Unmasker {
   private static final VarHandle LONGS =
