@@ -21,9 +21,6 @@ import org.apache.pekko.cluster.ClusterEvent.CurrentClusterState;
 import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.ddata.Key;
-import org.apache.pekko.cluster.ddata.LWWMap;
-import org.apache.pekko.cluster.ddata.LWWMapKey;
-import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
 import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
 import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
@@ -31,8 +28,8 @@ import org.apache.pekko.cluster.typed.Cluster;
 
 /**
  * One-time access codes in Distributed Data, spread over a fixed set of {@link
- * RelaySettings#CODE_SHARDS} LWWMaps by hash of the code; each entry names the code store that
- * issued it.
+ * RelaySettings#CODE_SHARDS} {@link CodeShard}s by hash of the code; each entry names the code
+ * store that issued it.
  *
  * <p>Issuing mints the code (128 bits of randomness) and its expiry ({@code relay.code-ttl}) and
  * writes it with WriteMajority before answering. Redeeming reads the local replica (falling
@@ -42,13 +39,14 @@ import org.apache.pekko.cluster.typed.Cluster;
  * with one small message (none when the issuer redeems) instead of quorum writes and reads. When
  * the issuer has left the cluster, is unreachable or does not answer in time, the code is refused
  * (the client fetches a new one); the issuer remembers claimed codes until they would have
- * expired. Codes stay in the maps until the sweep after they expire, used or not: removing a used
- * code would replicate one more change per admission and protect nothing, since its issuer
- * refuses a second claim.
+ * expired. Codes stay in the shards until the sweep after they expire, used or not: removing a
+ * used code would replicate one more change per admission and protect nothing, since its issuer
+ * refuses a second claim. The sweep advances the horizon of each shard holding an expired code,
+ * which removes them on every node.
  *
  * <p>Why one actor of over 300 lines: issuing, redeeming, the issuer's answers to claims and the
- * sweep all work on the same replicated maps and the same record of claimed codes; the entry
- * format and shard choice are small records beside it.
+ * sweep all work on the same replicated shards and the same record of claimed codes; the shard's
+ * data type and its serializer are classes beside it.
  */
 public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
@@ -97,9 +95,6 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     UNAVAILABLE
   }
 
-  /** A replicated code: what it grants and the code store that decides its single use. */
-  public record Entry(CodeGrant grant, ActorRef<Command> issuer) implements CborSerializable {}
-
   /** Sent to a code's issuer by the node redeeming it; only the first claim of a code is granted. */
   public record Claim(String code, long expiresAt, ActorRef<ClaimAnswer> replyTo) implements Command, CborSerializable {}
 
@@ -107,11 +102,11 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   public record ClaimAnswer(boolean granted) implements CborSerializable {}
 
   private record IssueResponse(
-      Replicator.UpdateResponse<LWWMap<String, Entry>> response, String code, ActorRef<Issued> replyTo)
+      Replicator.UpdateResponse<CodeShard> response, String code, ActorRef<Issued> replyTo)
       implements Command {}
 
   private record Lookup(
-      Replicator.GetResponse<LWWMap<String, Entry>> response,
+      Replicator.GetResponse<CodeShard> response,
       Redeem redeem,
       boolean majority)
       implements Command {}
@@ -124,18 +119,17 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     INSTANCE
   }
 
-  private record SweepShard(Replicator.GetResponse<LWWMap<String, Entry>> response)
+  private record SweepShard(Replicator.GetResponse<CodeShard> response)
       implements Command {}
 
   private static final int CODE_BYTES = 16;
 
-  private final ReplicatorMessageAdapter<Command, LWWMap<String, Entry>> replicator;
+  private final ReplicatorMessageAdapter<Command, CodeShard> replicator;
   private final SecureRandom random = new SecureRandom();
-  private final SelfUniqueAddress self;
   private final Cluster cluster;
   private final RelaySettings settings;
   private final LongSupplier clock;
-  private final List<Key<LWWMap<String, Entry>>> shards;
+  private final List<Key<CodeShard>> shards;
   /** Codes this node issued that a node has claimed, with when they would have expired. */
   private final Map<String, Long> claimed = new HashMap<>();
 
@@ -146,25 +140,24 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
                 timers -> {
                   timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.codeSweepInterval());
                   return DistributedData.withReplicatorMessageAdapter(
-                      (ReplicatorMessageAdapter<Command, LWWMap<String, Entry>> adapter) ->
+                      (ReplicatorMessageAdapter<Command, CodeShard> adapter) ->
                           new CodeStore(context, adapter, settings, clockMillis));
                 }));
   }
 
   private CodeStore(
       ActorContext<Command> context,
-      ReplicatorMessageAdapter<Command, LWWMap<String, Entry>> replicator,
+      ReplicatorMessageAdapter<Command, CodeShard> replicator,
       RelaySettings settings,
       LongSupplier clock) {
     super(context);
     this.replicator = replicator;
     this.settings = settings;
     this.clock = clock;
-    this.self = DistributedData.get(context.getSystem()).selfUniqueAddress();
     this.cluster = Cluster.get(context.getSystem());
     this.shards =
         java.util.stream.IntStream.range(0, RelaySettings.CODE_SHARDS)
-            .mapToObj(i -> LWWMapKey.<String, Entry>create("codes-" + i))
+            .mapToObj(CodeShard::key)
             .toList();
   }
 
@@ -192,15 +185,15 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     CodeGrant grant =
         new CodeGrant(
             issue.topic(), issue.scopes(), issue.bookingId(), issue.tokenExpiresAt(), clock.getAsLong() + settings.codeTtl().toMillis());
-    Entry entry = new Entry(grant, getContext().getSelf());
+    CodeEntry entry = new CodeEntry(grant, getContext().getSelf());
     replicator.askUpdate(
         replyTo ->
             new Replicator.Update<>(
                 shards.get(shardOf(code)),
-                LWWMap.create(),
+                CodeShard.EMPTY,
                 new Replicator.WriteMajority(settings.replicationTimeout()),
                 replyTo,
-                map -> map.put(self, code, entry)),
+                shard -> shard.put(code, entry)),
         response -> new IssueResponse(response, code, issue.replyTo()));
     return this;
   }
@@ -233,9 +226,9 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
   private Behavior<Command> onLookup(Lookup lookup) {
     Redeem redeem = lookup.redeem();
-    Entry entry = null;
-    if (lookup.response() instanceof Replicator.GetSuccess<LWWMap<String, Entry>> success) {
-      entry = success.dataValue().getEntries().get(redeem.code());
+    CodeEntry entry = null;
+    if (lookup.response() instanceof Replicator.GetSuccess<CodeShard> success) {
+      entry = success.dataValue().get(redeem.code());
     }
     if (entry == null || entry.issuer() == null) {
       if (!lookup.majority()) {
@@ -315,7 +308,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   private Behavior<Command> onSweep(Sweep sweep) {
     long now = clock.getAsLong();
     claimed.values().removeIf(expiresAt -> expiresAt <= now);
-    for (Key<LWWMap<String, Entry>> shard : shards) {
+    for (Key<CodeShard> shard : shards) {
       replicator.askGet(
           replyTo -> new Replicator.Get<>(shard, Replicator.readLocal(), replyTo), SweepShard::new);
     }
@@ -323,17 +316,14 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   }
 
   private Behavior<Command> onSweepShard(SweepShard sweep) {
-    if (!(sweep.response() instanceof Replicator.GetSuccess<LWWMap<String, Entry>> success)) {
+    if (!(sweep.response() instanceof Replicator.GetSuccess<CodeShard> success)) {
       return this;
     }
     long now = clock.getAsLong();
-    List<String> expired =
-        success.dataValue().getEntries().entrySet().stream()
-            .filter(e -> e.getValue().grant().codeExpiresAt() <= now)
-            .map(Map.Entry::getKey)
-            .toList();
-    if (!expired.isEmpty()) {
-      replicator.askUpdate(replyTo -> ReplicatedMaps.removeLocally(success.key(), expired, self, replyTo), Ignored::new);
+    if (success.dataValue().hasExpiredAt(now)) {
+      replicator.askUpdate(
+          replyTo -> new Replicator.Update<>(success.key(), CodeShard.EMPTY, Replicator.writeLocal(), replyTo, shard -> shard.prunedTo(now)),
+          Ignored::new);
     }
     return this;
   }

@@ -7,7 +7,7 @@ import org.apache.pekko.cluster.ddata.LWWMap;
 import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
 
-/** Helpers for the fixed sets of replicated LWWMaps that hold codes and the deny list. */
+/** Helpers for the fixed sets of replicated shards: the shard of a key (codes and the deny list), and the deny list's sweep. */
 public final class ReplicatedMaps {
   private ReplicatedMaps() {}
 

@@ -3,7 +3,9 @@ package io.relay.ddata;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.RelaySettings;
+import io.relay.codes.CodeEntry;
 import io.relay.codes.CodeGrant;
+import io.relay.codes.CodeShard;
 import io.relay.codes.CodeStore;
 import io.relay.deny.BookingState;
 import io.relay.deny.DenyCapacity;
@@ -23,6 +25,7 @@ import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.cluster.UniqueAddress;
 import org.apache.pekko.cluster.ddata.LWWMap;
+import org.apache.pekko.cluster.ddata.ReplicatedData;
 import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.serialization.SerializationExtension;
 import org.junit.jupiter.api.AfterAll;
@@ -31,9 +34,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The sizing of the replicated maps in docs/cluster.md, checked with Pekko's own serializer: a deny
  * list shard at its capacity and a code shard at the fullest the assumed admission rate makes it,
- * both with entries of the largest size, stay well under Artery's maximum frame size. A map is
- * gzip-compressed on the wire; these bounds use its uncompressed size, what incompressible ids
- * would cost.
+ * both with entries of the largest size, stay well under Artery's maximum frame size. Pekko
+ * gzips a deny map; these bounds use its uncompressed size, what incompressible ids would cost.
+ * A code shard's serializer does not compress.
  */
 class ShardSizeTest {
   /** Canonical hostnames up to this long (IPv6 pod addresses are 39). */
@@ -82,17 +85,37 @@ class ShardSizeTest {
     ActorRef<CodeStore.Command> issuer =
         ActorRefResolver.get(KIT.system())
             .resolveActorRef("pekko://relay@" + "h".repeat(HOSTNAME) + ":25520/user/codes#-1234567890");
-    long bytes =
-        rawSize(
-            fill(
-                entries,
-                i ->
-                    new CodeStore.Entry(
-                        new CodeGrant(text(256), scopes, text(DenyCapacity.MAX_BOOKING_ID_BYTES), expiresAt / 1000, expiresAt + i),
-                        issuer),
-                22));
+    CodeShard shard = CodeShard.EMPTY;
+    for (int i = 0; i < entries; i++) {
+      shard =
+          shard.put(
+              text(22),
+              new CodeEntry(
+                  new CodeGrant(text(256), scopes, text(DenyCapacity.MAX_BOOKING_ID_BYTES), expiresAt / 1000, expiresAt + i),
+                  issuer));
+    }
+    long bytes = serializedSize(shard.resetDelta());
     report("code shard", entries, bytes);
     assertTrue(bytes <= FRAME * 2 / 5, "the fullest code shard takes " + bytes + " bytes of a " + FRAME + "-byte frame");
+  }
+
+  @Test
+  void aDeltaOfOneCodeTakesUnderAKibibyte() {
+    long expiresAt = System.currentTimeMillis();
+    ActorRef<CodeStore.Command> largeIssuer =
+        ActorRefResolver.get(KIT.system())
+            .resolveActorRef("pekko://relay@" + "h".repeat(HOSTNAME) + ":25520/user/codes#-1234567890");
+    ActorRef<CodeStore.Command> typicalIssuer =
+        ActorRefResolver.get(KIT.system()).resolveActorRef("pekko://relay@10.0.12.34:25520/user/codes#-1234567890");
+    CodeGrant largest =
+        new CodeGrant(text(256), List.of("read", "write", "relay:admin", "relay:stats"), text(DenyCapacity.MAX_BOOKING_ID_BYTES), expiresAt / 1000, expiresAt);
+    CodeGrant typical = new CodeGrant(text(30), List.of("read", "write"), text(36), expiresAt / 1000, expiresAt);
+    for (CodeEntry entry : List.of(new CodeEntry(largest, largeIssuer), new CodeEntry(typical, typicalIssuer))) {
+      CodeShard delta = CodeShard.EMPTY.put(text(22), entry).deltaData().orElseThrow();
+      long bytes = serializedSize(delta);
+      report(entry.grant() == largest ? "delta of one code, largest" : "delta of one code, typical", 1, bytes);
+      assertTrue(bytes <= 1024, "a delta of one code takes " + bytes + " bytes");
+    }
   }
 
   /** A map of {@code entries} entries with keys of {@code keyLength} random characters, written by three nodes. */
@@ -110,6 +133,11 @@ class ShardSizeTest {
       text.append((char) ('!' + random.nextInt(94)));
     }
     return text.toString();
+  }
+
+  /** The shard's serialized size (its serializer does not compress). */
+  private static long serializedSize(ReplicatedData shard) {
+    return SerializationExtension.get(Adapter.toClassic(KIT.system())).serialize(shard).get().length;
   }
 
   /** The map's serialized size before Pekko's gzip: what it takes on the wire if nothing compresses. */

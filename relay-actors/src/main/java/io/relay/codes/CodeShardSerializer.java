@@ -1,0 +1,161 @@
+package io.relay.codes;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.NotSerializableException;
+import java.io.UncheckedIOException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.pekko.actor.ExtendedActorSystem;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.serialization.SerializerWithStringManifest;
+
+/**
+ * The replicated form of a {@link CodeShard}: its horizon, the issuers its entries name (each once,
+ * as its actor path), then each code with its grant's fields in a fixed order ({@link
+ * CodeEntry#wire}) and its issuer's index; strings as UTF-8 after their length, no class or field
+ * names. Distributed Data serialises a shard again for every delta, digest and gossip round, so
+ * this form is what a code costs to replicate: an entry's bytes are made once and copied after.
+ *
+ * <p>Manifest {@code S1} is this layout; a changed layout gets a new manifest, and this serializer
+ * keeps reading the old ones.
+ */
+public final class CodeShardSerializer extends SerializerWithStringManifest {
+  /** The serializer's id on the wire; fixed for good once released. */
+  static final int IDENTIFIER = 741_002;
+  private static final String V1 = "S1";
+
+  private final ExtendedActorSystem system;
+  private volatile ActorRefResolver resolver;
+  private final Map<ActorRef<CodeStore.Command>, byte[]> issuerPaths = new ConcurrentHashMap<>();
+  private static final int MAX_ISSUER_PATHS = 256;
+
+  public CodeShardSerializer(ExtendedActorSystem system) {
+    this.system = system;
+  }
+
+  @Override
+  public int identifier() {
+    return IDENTIFIER;
+  }
+
+  @Override
+  public String manifest(Object o) {
+    return V1;
+  }
+
+  @Override
+  public byte[] toBinary(Object o) {
+    if (!(o instanceof CodeShard shard)) {
+      throw new IllegalArgumentException("not a code shard: " + o.getClass());
+    }
+    Map<ActorRef<CodeStore.Command>, Integer> issuers = new LinkedHashMap<>();
+    int size = 16;
+    for (Map.Entry<String, CodeEntry> e : shard.entries().entrySet()) {
+      issuers.putIfAbsent(e.getValue().issuer(), issuers.size());
+      size += 6 + e.getKey().length() + e.getValue().wire().length;
+    }
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(size + 96 * issuers.size());
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeLong(shard.horizon());
+      out.writeShort(issuers.size());
+      for (ActorRef<CodeStore.Command> issuer : issuers.keySet()) {
+        out.write(issuerPath(issuer));
+      }
+      out.writeInt(shard.entries().size());
+      for (Map.Entry<String, CodeEntry> e : shard.entries().entrySet()) {
+        CodeEntry.writeString(out, e.getKey());
+        byte[] wire = e.getValue().wire();
+        out.writeShort(wire.length);
+        out.write(wire);
+        out.writeShort(issuers.get(e.getValue().issuer()));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bytes.toByteArray();
+  }
+
+  @Override
+  public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+    if (!V1.equals(manifest)) {
+      throw new NotSerializableException("code shard of unknown layout " + manifest);
+    }
+    ByteBuffer in = ByteBuffer.wrap(bytes);
+    try {
+      long horizon = in.getLong();
+      int issuerCount = Short.toUnsignedInt(in.getShort());
+      List<ActorRef<CodeStore.Command>> issuers = new ArrayList<>(issuerCount);
+      for (int i = 0; i < issuerCount; i++) {
+        issuers.add(resolver().resolveActorRef(readString(in)));
+      }
+      int count = in.getInt();
+      Map<String, CodeEntry> entries = new TreeMap<>();
+      for (int i = 0; i < count; i++) {
+        String code = readString(in);
+        byte[] wire = new byte[Short.toUnsignedInt(in.getShort())];
+        in.get(wire);
+        ByteBuffer grant = ByteBuffer.wrap(wire);
+        String topic = readString(grant);
+        int scopeCount = Byte.toUnsignedInt(grant.get());
+        List<String> scopes = new ArrayList<>(scopeCount);
+        for (int s = 0; s < scopeCount; s++) {
+          scopes.add(readString(grant));
+        }
+        String bookingId = readString(grant);
+        long tokenExpiresAt = grant.getLong();
+        long codeExpiresAt = grant.getLong();
+        ActorRef<CodeStore.Command> issuer = issuers.get(Short.toUnsignedInt(in.getShort()));
+        entries.put(code, new CodeEntry(new CodeGrant(topic, List.copyOf(scopes), bookingId, tokenExpiresAt, codeExpiresAt), issuer, wire));
+      }
+      return new CodeShard(Collections.unmodifiableMap(entries), horizon, null);
+    } catch (BufferUnderflowException | IndexOutOfBoundsException e) {
+      throw new NotSerializableException("unreadable code shard: " + e);
+    }
+  }
+
+  private static String readString(ByteBuffer in) {
+    int length = Short.toUnsignedInt(in.getShort());
+    String value = new String(in.array(), in.arrayOffset() + in.position(), length, StandardCharsets.UTF_8);
+    in.position(in.position() + length);
+    return value;
+  }
+
+  /** An issuer's actor path as written, kept per issuer: a cluster has few, one per node incarnation. */
+  private byte[] issuerPath(ActorRef<CodeStore.Command> issuer) throws IOException {
+    byte[] path = issuerPaths.get(issuer);
+    if (path == null) {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream(96);
+      try (DataOutputStream out = new DataOutputStream(bytes)) {
+        CodeEntry.writeString(out, resolver().toSerializationFormat(issuer));
+      }
+      path = bytes.toByteArray();
+      if (issuerPaths.size() >= MAX_ISSUER_PATHS) {
+        issuerPaths.clear();
+      }
+      issuerPaths.put(issuer, path);
+    }
+    return path;
+  }
+
+  /** Resolved on first use: the typed view of the system is not ready while serializers are made. */
+  private ActorRefResolver resolver() {
+    ActorRefResolver r = resolver;
+    if (r == null) {
+      r = ActorRefResolver.get(Adapter.toTyped(system));
+      resolver = r;
+    }
+    return r;
+  }
+}
