@@ -43,7 +43,7 @@ import org.junit.jupiter.api.Test;
  * ports, health paths, discovery selector and permissions, drain budget and the ingress hash key.
  */
 class KubernetesManifestsTest {
-  /** The node drains within this long after SIGTERM (DESIGN.md, section 5). */
+  /** The node drains within this long after SIGTERM (docs/cluster.md, "Drain"). */
   private static final int DRAIN_BUDGET_SECONDS = 30;
   private static final Path BASE = Manifests.kubernetes().resolve("base");
   private static final Path OVERLAYS = Manifests.kubernetes().resolve("overlays");
