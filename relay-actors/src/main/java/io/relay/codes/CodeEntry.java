@@ -1,10 +1,10 @@
 package io.relay.codes;
 
+import io.relay.WireStrings;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import org.apache.pekko.actor.typed.ActorRef;
 
@@ -46,12 +46,12 @@ public final class CodeEntry {
     if (bytes == null) {
       ByteArrayOutputStream buffer = new ByteArrayOutputStream(64 + grant.topic().length() + grant.bookingId().length());
       try (DataOutputStream out = new DataOutputStream(buffer)) {
-        writeString(out, grant.topic());
+        WireStrings.write(out, grant.topic());
         out.writeByte(grant.scopes().size());
         for (String scope : grant.scopes()) {
-          writeString(out, scope);
+          WireStrings.write(out, scope);
         }
-        writeString(out, grant.bookingId());
+        WireStrings.write(out, grant.bookingId());
         out.writeLong(grant.tokenExpiresAt());
         out.writeLong(grant.codeExpiresAt());
       } catch (IOException e) {
@@ -61,16 +61,6 @@ public final class CodeEntry {
       wire = bytes;
     }
     return bytes;
-  }
-
-  /** UTF-8 with its length as an unsigned short; the relay's strings are far shorter. */
-  static void writeString(DataOutputStream out, String value) throws IOException {
-    byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
-    if (utf8.length > 0xFFFF) {
-      throw new IOException("a string of " + utf8.length + " bytes in a code entry");
-    }
-    out.writeShort(utf8.length);
-    out.write(utf8);
   }
 
   @Override

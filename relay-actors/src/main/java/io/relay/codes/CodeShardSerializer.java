@@ -1,5 +1,6 @@
 package io.relay.codes;
 
+import io.relay.WireStrings;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -7,7 +8,6 @@ import java.io.NotSerializableException;
 import java.io.UncheckedIOException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -75,7 +75,7 @@ public final class CodeShardSerializer extends SerializerWithStringManifest {
       }
       out.writeInt(shard.entries().size());
       for (Map.Entry<String, CodeEntry> e : shard.entries().entrySet()) {
-        CodeEntry.writeString(out, e.getKey());
+        WireStrings.write(out, e.getKey());
         byte[] wire = e.getValue().wire();
         out.writeShort(wire.length);
         out.write(wire);
@@ -98,22 +98,22 @@ public final class CodeShardSerializer extends SerializerWithStringManifest {
       int issuerCount = Short.toUnsignedInt(in.getShort());
       List<ActorRef<CodeStore.Command>> issuers = new ArrayList<>(issuerCount);
       for (int i = 0; i < issuerCount; i++) {
-        issuers.add(resolver().resolveActorRef(readString(in)));
+        issuers.add(resolver().resolveActorRef(WireStrings.read(in)));
       }
       int count = in.getInt();
       Map<String, CodeEntry> entries = new TreeMap<>();
       for (int i = 0; i < count; i++) {
-        String code = readString(in);
+        String code = WireStrings.read(in);
         byte[] wire = new byte[Short.toUnsignedInt(in.getShort())];
         in.get(wire);
         ByteBuffer grant = ByteBuffer.wrap(wire);
-        String topic = readString(grant);
+        String topic = WireStrings.read(grant);
         int scopeCount = Byte.toUnsignedInt(grant.get());
         List<String> scopes = new ArrayList<>(scopeCount);
         for (int s = 0; s < scopeCount; s++) {
-          scopes.add(readString(grant));
+          scopes.add(WireStrings.read(grant));
         }
-        String bookingId = readString(grant);
+        String bookingId = WireStrings.read(grant);
         long tokenExpiresAt = grant.getLong();
         long codeExpiresAt = grant.getLong();
         ActorRef<CodeStore.Command> issuer = issuers.get(Short.toUnsignedInt(in.getShort()));
@@ -125,20 +125,13 @@ public final class CodeShardSerializer extends SerializerWithStringManifest {
     }
   }
 
-  private static String readString(ByteBuffer in) {
-    int length = Short.toUnsignedInt(in.getShort());
-    String value = new String(in.array(), in.arrayOffset() + in.position(), length, StandardCharsets.UTF_8);
-    in.position(in.position() + length);
-    return value;
-  }
-
   /** An issuer's actor path as written, kept per issuer: a cluster has few, one per node incarnation. */
   private byte[] issuerPath(ActorRef<CodeStore.Command> issuer) throws IOException {
     byte[] path = issuerPaths.get(issuer);
     if (path == null) {
       ByteArrayOutputStream bytes = new ByteArrayOutputStream(96);
       try (DataOutputStream out = new DataOutputStream(bytes)) {
-        CodeEntry.writeString(out, resolver().toSerializationFormat(issuer));
+        WireStrings.write(out, resolver().toSerializationFormat(issuer));
       }
       path = bytes.toByteArray();
       if (issuerPaths.size() >= MAX_ISSUER_PATHS) {

@@ -1,7 +1,6 @@
 package io.relay.codes;
 
 import io.relay.Ask;
-import io.relay.CborSerializable;
 import io.relay.RelaySettings;
 import io.relay.ddata.ReplicatedMaps;
 import java.security.SecureRandom;
@@ -96,10 +95,10 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   }
 
   /** Sent to a code's issuer by the node redeeming it; only the first claim of a code is granted. */
-  public record Claim(String code, long expiresAt, ActorRef<ClaimAnswer> replyTo) implements Command, CborSerializable {}
+  public record Claim(String code, long expiresAt, ActorRef<ClaimAnswer> replyTo) implements Command {}
 
   /** The issuer's answer to a claim: {@code granted} for the first claim of the code only. */
-  public record ClaimAnswer(boolean granted) implements CborSerializable {}
+  public record ClaimAnswer(boolean granted) {}
 
   private record IssueResponse(
       Replicator.UpdateResponse<CodeShard> response, String code, ActorRef<Issued> replyTo)

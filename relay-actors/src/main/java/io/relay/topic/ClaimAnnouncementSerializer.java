@@ -1,0 +1,84 @@
+package io.relay.topic;
+
+import io.relay.WireStrings;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.NotSerializableException;
+import java.io.UncheckedIOException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.pekko.serialization.SerializerWithStringManifest;
+
+/**
+ * The wire form of a {@link ClaimAnnouncement}, published to every node for each topic's first
+ * connection and in each node's periodic digest: the announcing node once, then each claim's
+ * topic and stamp, with its node only where it is not the announcer's; strings as UTF-8 after
+ * their length, no class or field names.
+ *
+ * <p>Manifest {@code A1} is this layout; a changed layout gets a new manifest, and this serializer
+ * keeps reading the old ones.
+ */
+public final class ClaimAnnouncementSerializer extends SerializerWithStringManifest {
+  /** The serializer's id on the wire; fixed for good once released. */
+  static final int IDENTIFIER = 741_003;
+  private static final String V1 = "A1";
+
+  @Override
+  public int identifier() {
+    return IDENTIFIER;
+  }
+
+  @Override
+  public String manifest(Object o) {
+    return V1;
+  }
+
+  @Override
+  public byte[] toBinary(Object o) {
+    if (!(o instanceof ClaimAnnouncement announcement)) {
+      throw new IllegalArgumentException("not a claim announcement: " + o.getClass());
+    }
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + 48 * announcement.claims().size());
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      WireStrings.write(out, announcement.node());
+      out.writeInt(announcement.claims().size());
+      for (Claim claim : announcement.claims()) {
+        WireStrings.write(out, claim.topic());
+        out.writeLong(claim.stamp());
+        boolean announcers = claim.node().equals(announcement.node());
+        out.writeBoolean(announcers);
+        if (!announcers) {
+          WireStrings.write(out, claim.node());
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bytes.toByteArray();
+  }
+
+  @Override
+  public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+    if (!V1.equals(manifest)) {
+      throw new NotSerializableException("claim announcement of unknown layout " + manifest);
+    }
+    ByteBuffer in = ByteBuffer.wrap(bytes);
+    try {
+      String node = WireStrings.read(in);
+      int count = in.getInt();
+      List<Claim> claims = new ArrayList<>(Math.min(count, 4096));
+      for (int i = 0; i < count; i++) {
+        String topic = WireStrings.read(in);
+        long stamp = in.getLong();
+        String claimant = in.get() != 0 ? node : WireStrings.read(in);
+        claims.add(new Claim(topic, claimant, stamp));
+      }
+      return new ClaimAnnouncement(node, List.copyOf(claims));
+    } catch (BufferUnderflowException | IndexOutOfBoundsException | IllegalArgumentException e) {
+      throw new NotSerializableException("unreadable claim announcement: " + e);
+    }
+  }
+}
