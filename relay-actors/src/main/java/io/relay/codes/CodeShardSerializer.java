@@ -1,11 +1,8 @@
 package io.relay.codes;
 
+import io.relay.WireSerializer;
 import io.relay.WireStrings;
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
 import java.io.NotSerializableException;
-import java.io.UncheckedIOException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -17,9 +14,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.ActorRefResolver;
-import org.apache.pekko.actor.typed.javadsl.Adapter;
-import org.apache.pekko.serialization.SerializerWithStringManifest;
 
 /**
  * The replicated form of a {@link CodeShard}: its horizon, the issuers its entries name (each once,
@@ -28,48 +22,33 @@ import org.apache.pekko.serialization.SerializerWithStringManifest;
  * names. Distributed Data serialises a shard again for every delta, digest and gossip round, so
  * this form is what a code costs to replicate: an entry's bytes are made once and copied after.
  *
- * <p>Manifest {@code S1} is this layout; a changed layout gets a new manifest, and this serializer
- * keeps reading the old ones.
+ * <p>Manifest {@code S1} is this layout.
  */
-public final class CodeShardSerializer extends SerializerWithStringManifest {
+public final class CodeShardSerializer extends WireSerializer {
   /** The serializer's id on the wire; fixed for good once released. */
   static final int IDENTIFIER = 741_002;
   private static final String V1 = "S1";
 
-  private final ExtendedActorSystem system;
-  private volatile ActorRefResolver resolver;
   private final Map<ActorRef<CodeStore.Command>, byte[]> issuerPaths = new ConcurrentHashMap<>();
   private static final int MAX_ISSUER_PATHS = 256;
 
   public CodeShardSerializer(ExtendedActorSystem system) {
-    this.system = system;
-  }
-
-  @Override
-  public int identifier() {
-    return IDENTIFIER;
-  }
-
-  @Override
-  public String manifest(Object o) {
-    return V1;
+    super(system, IDENTIFIER, V1);
   }
 
   @Override
   public byte[] toBinary(Object o) {
-    if (!(o instanceof CodeShard shard)) {
-      throw new IllegalArgumentException("not a code shard: " + o.getClass());
-    }
+    CodeShard shard = expect(o, CodeShard.class);
     Map<ActorRef<CodeStore.Command>, Integer> issuers = new LinkedHashMap<>();
     int size = 16;
     for (Map.Entry<String, CodeEntry> e : shard.entries().entrySet()) {
       issuers.putIfAbsent(e.getValue().issuer(), issuers.size());
       size += 6 + e.getKey().length() + e.getValue().wire().length;
     }
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(size + 96 * issuers.size());
-    try (DataOutputStream out = new DataOutputStream(bytes)) {
+    int issuerCount = issuers.size();
+    return written(size + 96 * issuerCount, out -> {
       out.writeLong(shard.horizon());
-      out.writeShort(issuers.size());
+      out.writeShort(issuerCount);
       for (ActorRef<CodeStore.Command> issuer : issuers.keySet()) {
         out.write(issuerPath(issuer));
       }
@@ -81,10 +60,7 @@ public final class CodeShardSerializer extends SerializerWithStringManifest {
         out.write(wire);
         out.writeShort(issuers.get(e.getValue().issuer()));
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return bytes.toByteArray();
+    });
   }
 
   @Override
@@ -126,14 +102,11 @@ public final class CodeShardSerializer extends SerializerWithStringManifest {
   }
 
   /** An issuer's actor path as written, kept per issuer: a cluster has few, one per node incarnation. */
-  private byte[] issuerPath(ActorRef<CodeStore.Command> issuer) throws IOException {
+  private byte[] issuerPath(ActorRef<CodeStore.Command> issuer) {
     byte[] path = issuerPaths.get(issuer);
     if (path == null) {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream(96);
-      try (DataOutputStream out = new DataOutputStream(bytes)) {
-        WireStrings.write(out, resolver().toSerializationFormat(issuer));
-      }
-      path = bytes.toByteArray();
+      String serialized = resolver().toSerializationFormat(issuer);
+      path = written(96, out -> WireStrings.write(out, serialized));
       if (issuerPaths.size() >= MAX_ISSUER_PATHS) {
         issuerPaths.clear();
       }
@@ -142,13 +115,4 @@ public final class CodeShardSerializer extends SerializerWithStringManifest {
     return path;
   }
 
-  /** Resolved on first use: the typed view of the system is not ready while serializers are made. */
-  private ActorRefResolver resolver() {
-    ActorRefResolver r = resolver;
-    if (r == null) {
-      r = ActorRefResolver.get(Adapter.toTyped(system));
-      resolver = r;
-    }
-    return r;
-  }
 }

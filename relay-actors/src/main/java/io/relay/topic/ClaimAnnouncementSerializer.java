@@ -1,16 +1,13 @@
 package io.relay.topic;
 
+import io.relay.WireSerializer;
 import io.relay.WireStrings;
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
 import java.io.NotSerializableException;
-import java.io.UncheckedIOException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.pekko.serialization.SerializerWithStringManifest;
+import org.apache.pekko.actor.ExtendedActorSystem;
 
 /**
  * The wire form of a {@link ClaimAnnouncement}, published to every node for each topic's first
@@ -18,31 +15,21 @@ import org.apache.pekko.serialization.SerializerWithStringManifest;
  * topic and stamp, with its node only where it is not the announcer's; strings as UTF-8 after
  * their length, no class or field names.
  *
- * <p>Manifest {@code A1} is this layout; a changed layout gets a new manifest, and this serializer
- * keeps reading the old ones.
+ * <p>Manifest {@code A1} is this layout.
  */
-public final class ClaimAnnouncementSerializer extends SerializerWithStringManifest {
+public final class ClaimAnnouncementSerializer extends WireSerializer {
   /** The serializer's id on the wire; fixed for good once released. */
   static final int IDENTIFIER = 741_003;
   private static final String V1 = "A1";
 
-  @Override
-  public int identifier() {
-    return IDENTIFIER;
-  }
-
-  @Override
-  public String manifest(Object o) {
-    return V1;
+  public ClaimAnnouncementSerializer(ExtendedActorSystem system) {
+    super(system, IDENTIFIER, V1);
   }
 
   @Override
   public byte[] toBinary(Object o) {
-    if (!(o instanceof ClaimAnnouncement announcement)) {
-      throw new IllegalArgumentException("not a claim announcement: " + o.getClass());
-    }
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + 48 * announcement.claims().size());
-    try (DataOutputStream out = new DataOutputStream(bytes)) {
+    ClaimAnnouncement announcement = expect(o, ClaimAnnouncement.class);
+    return written(64 + 48 * announcement.claims().size(), out -> {
       WireStrings.write(out, announcement.node());
       out.writeInt(announcement.claims().size());
       for (Claim claim : announcement.claims()) {
@@ -54,10 +41,7 @@ public final class ClaimAnnouncementSerializer extends SerializerWithStringManif
           WireStrings.write(out, claim.node());
         }
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return bytes.toByteArray();
+    });
   }
 
   @Override

@@ -49,7 +49,7 @@ class ClaimAnnouncementSerializerTest {
 
   @Test
   void anUnknownOrTruncatedAnnouncementIsRefusedWithAClearError() {
-    ClaimAnnouncementSerializer serializer = new ClaimAnnouncementSerializer();
+    ClaimAnnouncementSerializer serializer = (ClaimAnnouncementSerializer) SERIALIZATION.findSerializerFor(new ClaimAnnouncement("n", List.of()));
     NotSerializableException unknown = assertThrows(NotSerializableException.class, () -> serializer.fromBinary(new byte[] {1}, "A9"));
     assertTrue(unknown.getMessage().contains("A9"), unknown.getMessage());
     assertThrows(NotSerializableException.class, () -> serializer.fromBinary(new byte[] {0, 3, 65, 66, 67, 0, 0, 0, 2}, "A1"), "a truncated digest");

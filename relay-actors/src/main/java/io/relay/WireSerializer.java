@@ -1,0 +1,82 @@
+package io.relay;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.apache.pekko.actor.ExtendedActorSystem;
+import org.apache.pekko.actor.typed.ActorRefResolver;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.serialization.SerializerWithStringManifest;
+
+/**
+ * What the relay's own Pekko serializers (code shards, claims) share: an identifier fixed for good
+ * once released, actor references written as their paths, and bytes written through a {@link
+ * DataOutputStream}. Each manifest names one layout; a changed layout gets a new manifest, and
+ * the serializer keeps reading the old ones.
+ */
+public abstract class WireSerializer extends SerializerWithStringManifest {
+  private final int identifier;
+  private final String manifest;
+  private final ExtendedActorSystem system;
+
+  /**
+   * A serializer of one layout, {@code manifest}, under {@code identifier} (Pekko reserves 0 to
+   * 40 for its own).
+   */
+  protected WireSerializer(ExtendedActorSystem system, int identifier, String manifest) {
+    if (identifier <= 40) {
+      throw new IllegalArgumentException("serializer identifiers up to 40 are Pekko's: " + identifier);
+    }
+    this.identifier = identifier;
+    this.manifest = manifest;
+    this.system = system;
+  }
+
+  @Override
+  public final int identifier() {
+    return identifier;
+  }
+
+  @Override
+  public String manifest(Object o) {
+    return manifest;
+  }
+
+  /** {@code o} as a {@code type}, or an error naming what this serializer was given instead. */
+  protected static <T> T expect(Object o, Class<T> type) {
+    if (!type.isInstance(o)) {
+      throw new IllegalArgumentException("not a " + type.getSimpleName() + ": " + o.getClass());
+    }
+    return type.cast(o);
+  }
+
+  private volatile ActorRefResolver resolver;
+
+  /** Resolved on first use: the typed view of the system is not ready while serializers are made. */
+  protected final ActorRefResolver resolver() {
+    ActorRefResolver r = resolver;
+    if (r == null) {
+      r = ActorRefResolver.get(Adapter.toTyped(system));
+      resolver = r;
+    }
+    return r;
+  }
+
+  /** The bytes {@code body} writes, in a buffer of {@code sizeHint} to start with. */
+  protected static byte[] written(int sizeHint, Body body) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(sizeHint);
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      body.write(out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bytes.toByteArray();
+  }
+
+  /** Writes a message's fields. */
+  @FunctionalInterface
+  protected interface Body {
+    void write(DataOutputStream out) throws IOException;
+  }
+}
