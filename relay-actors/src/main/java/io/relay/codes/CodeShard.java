@@ -79,14 +79,15 @@ public final class CodeShard extends AbstractDeltaReplicatedData<CodeShard, Code
     return new CodeShard(Collections.unmodifiableMap(added), horizon, change);
   }
 
-  /** Whether some entry expires at or before {@code now}, so that {@link #prunedTo} would remove it. */
-  public boolean hasExpiredAt(long now) {
+  /** How many entries expire at or before {@code now}: what {@link #prunedTo} would remove. */
+  public int expiredAt(long now) {
+    int expired = 0;
     for (CodeEntry entry : entries.values()) {
       if (entry.grant().codeExpiresAt() <= now) {
-        return true;
+        expired++;
       }
     }
-    return false;
+    return expired;
   }
 
   /** This shard with its horizon advanced to {@code now}: the entries expired by then removed. */

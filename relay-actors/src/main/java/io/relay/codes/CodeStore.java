@@ -118,7 +118,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     INSTANCE
   }
 
-  private record SweepShard(Replicator.GetResponse<CodeShard> response)
+  private record SweepShard(int index, Replicator.GetResponse<CodeShard> response)
       implements Command {}
 
   private static final int CODE_BYTES = 16;
@@ -131,8 +131,14 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   private final List<Key<CodeShard>> shards;
   /** Codes this node issued that a node has claimed, with when they would have expired. */
   private final Map<String, Long> claimed = new HashMap<>();
+  private final CodeShardStats stats;
 
   public static Behavior<Command> create(RelaySettings settings, LongSupplier clockMillis) {
+    return create(settings, clockMillis, new CodeShardStats());
+  }
+
+  /** A code store whose sweeps report what they see of the replica to {@code stats}. */
+  public static Behavior<Command> create(RelaySettings settings, LongSupplier clockMillis, CodeShardStats stats) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
@@ -140,7 +146,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
                   timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.codeSweepInterval());
                   return DistributedData.withReplicatorMessageAdapter(
                       (ReplicatorMessageAdapter<Command, CodeShard> adapter) ->
-                          new CodeStore(context, adapter, settings, clockMillis));
+                          new CodeStore(context, adapter, settings, clockMillis, stats));
                 }));
   }
 
@@ -148,8 +154,10 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
       ActorContext<Command> context,
       ReplicatorMessageAdapter<Command, CodeShard> replicator,
       RelaySettings settings,
-      LongSupplier clock) {
+      LongSupplier clock,
+      CodeShardStats stats) {
     super(context);
+    this.stats = stats;
     this.replicator = replicator;
     this.settings = settings;
     this.clock = clock;
@@ -307,21 +315,27 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   private Behavior<Command> onSweep(Sweep sweep) {
     long now = clock.getAsLong();
     claimed.values().removeIf(expiresAt -> expiresAt <= now);
-    for (Key<CodeShard> shard : shards) {
+    for (int i = 0; i < shards.size(); i++) {
+      Key<CodeShard> shard = shards.get(i);
+      int index = i;
       replicator.askGet(
-          replyTo -> new Replicator.Get<>(shard, Replicator.readLocal(), replyTo), SweepShard::new);
+          replyTo -> new Replicator.Get<>(shard, Replicator.readLocal(), replyTo), response -> new SweepShard(index, response));
     }
     return this;
   }
 
   private Behavior<Command> onSweepShard(SweepShard sweep) {
     if (!(sweep.response() instanceof Replicator.GetSuccess<CodeShard> success)) {
+      stats.record(sweep.index(), 0);
       return this;
     }
     long now = clock.getAsLong();
-    if (success.dataValue().hasExpiredAt(now)) {
+    CodeShard shard = success.dataValue();
+    int expired = shard.expiredAt(now);
+    stats.record(sweep.index(), shard.entries().size() - expired);
+    if (expired > 0) {
       replicator.askUpdate(
-          replyTo -> new Replicator.Update<>(success.key(), CodeShard.EMPTY, Replicator.writeLocal(), replyTo, shard -> shard.prunedTo(now)),
+          replyTo -> new Replicator.Update<>(success.key(), CodeShard.EMPTY, Replicator.writeLocal(), replyTo, replica -> replica.prunedTo(now)),
           Ignored::new);
     }
     return this;

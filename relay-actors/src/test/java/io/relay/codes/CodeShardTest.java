@@ -90,8 +90,8 @@ class CodeShardTest {
     CodeShard shard = CodeShard.EMPTY.put("c", expiringAt(50)).prunedTo(20).resetDelta();
     assertSame(shard, shard.prunedTo(10));
     assertSame(shard, shard.mergeData(CodeShard.EMPTY));
-    assertTrue(shard.hasExpiredAt(50));
-    assertTrue(!shard.hasExpiredAt(49));
+    assertEquals(1, shard.expiredAt(50));
+    assertEquals(0, shard.expiredAt(49));
   }
 
   private static boolean sameCodeDiffers(CodeShard x, CodeShard y) {

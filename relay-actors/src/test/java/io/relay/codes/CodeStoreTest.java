@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import io.relay.RelaySettings;
+import io.relay.testing.Await;
 import io.relay.testing.TestClusterConfig;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
@@ -22,8 +25,8 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * The code store on a one-node cluster, its clock in the test's hands: a code is redeemed once,
  * for its topic only, before it expires; its issuer grants the first claim of a code only; a code
- * whose issuer is an earlier incarnation of the node is refused. The race between two nodes is in
- * {@code ClusterTest}.
+ * whose issuer is an earlier incarnation of the node is refused; the sweep removes expired codes and
+ * reports what is left. The race between two nodes is in {@code ClusterTest}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CodeStoreTest {
@@ -127,5 +130,38 @@ class CodeStoreTest {
     String code = issue(earlier, "lab/orphan");
     kit.stop(earlier);
     assertEquals(new CodeStore.Rejected(CodeStore.Reason.ISSUER_GONE), redeem(code, "lab/orphan"));
+  }
+  @Test
+  void theSweepRemovesExpiredCodesFromTheReplicaAndReportsWhatIsLeft() {
+    ActorTestKit node = ActorTestKit.create("code-sweep-test", TestClusterConfig.with(Map.of("relay.code-sweep-interval", "100ms")));
+    try {
+      joinAlone(node);
+      AtomicLong time = new AtomicLong(NOW);
+      CodeShardStats stats = new CodeShardStats();
+      RelaySettings sweepingOften = RelaySettings.create(node.system().settings().config());
+      ActorRef<CodeStore.Command> store = node.spawn(CodeStore.create(sweepingOften, time::get, stats));
+      TestProbe<CodeStore.Issued> issued = node.createTestProbe();
+      List<String> minted = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        store.tell(new CodeStore.Issue("lab/swept", List.of("read"), "booking", NOW / 1000 + 3600, issued.ref()));
+        minted.add(((CodeStore.Stored) issued.receiveMessage(WAIT)).code());
+      }
+      Await.until("the sweep counts the three codes", WAIT, () -> stats.codes() == 3, () -> stats.codes() + " codes");
+      assertTrue(stats.largestShard() >= 1 && stats.largestShard() <= 3, "the fullest shard holds " + stats.largestShard());
+
+      time.addAndGet(sweepingOften.codeTtl().toMillis());
+      Await.until("the sweep removes the expired codes", WAIT, () -> stats.codes() == 0, () -> stats.codes() + " codes");
+      TestProbe<CodeStore.Redemption> answer = node.createTestProbe();
+      store.tell(new CodeStore.Redeem(minted.get(0), "lab/swept", answer.ref()));
+      assertEquals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN), answer.receiveMessage(WAIT), "the code is gone from the replica");
+    } finally {
+      node.shutdownTestKit();
+    }
+  }
+
+  private static void joinAlone(ActorTestKit node) {
+    Cluster cluster = Cluster.get(node.system());
+    cluster.manager().tell(Join.create(cluster.selfMember().address()));
+    Await.until("the node is up", WAIT, () -> "Up".equals(cluster.selfMember().status().toString()));
   }
 }
