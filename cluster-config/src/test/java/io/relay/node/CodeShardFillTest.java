@@ -1,0 +1,137 @@
+package io.relay.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.relay.RelaySettings;
+import io.relay.codes.CodeStore;
+import io.relay.testing.Await;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The code shards filled on a three-node cluster in this JVM, codes issued on all three nodes at
+ * once: every node's replica ends up holding every code (no shard outgrew what Distributed Data
+ * can replicate), and the fullest shard holds about what docs/cluster.md's sizing predicts for
+ * that many codes. {@code -Dcodes.fill=120000} is the sizing's full load (3,000 codes/s for
+ * 40 s); 6,000 by default. The issue rate it reached is printed, not asserted.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CodeShardFillTest {
+  private static final int CODES = Integer.getInteger("codes.fill", 6_000);
+  private static final int IN_FLIGHT = 64;
+  /** Nothing expires while the shards fill; the sweep, which counts them, runs every second. */
+  private static final Map<String, Object> SETTINGS = Map.of("relay.code-ttl", "10m", "relay.code-sweep-interval", "1s");
+
+  private List<TestNode> nodes;
+
+  @BeforeAll
+  void startCluster() {
+    TestNode seed = TestNode.start(SETTINGS);
+    nodes = List.of(seed, TestNode.joining(seed, SETTINGS), TestNode.joining(seed, SETTINGS));
+  }
+
+  @AfterAll
+  void stopCluster() {
+    for (int i = nodes.size() - 1; i >= 0; i--) {
+      nodes.get(i).close();
+    }
+  }
+
+  @Test
+  void everyNodeHoldsEveryCodeAndTheFullestShardIsAsSized() throws Exception {
+    List<ActorRef<CodeStore.Command>> stores = nodes.stream().map(CodeShardFillTest::codeStore).toList();
+    Semaphore inFlight = new Semaphore(IN_FLIGHT);
+    AtomicInteger stored = new AtomicInteger();
+    AtomicInteger unavailable = new AtomicInteger();
+    long started = System.nanoTime();
+    for (int i = 0; i < CODES; i++) {
+      inFlight.acquire();
+      ActorRef<CodeStore.Command> store = stores.get(i % stores.size());
+      TestNode node = nodes.get(i % nodes.size());
+      String topic = "fill/" + (i % 1_000);
+      String booking = "booking-" + (i % 500);
+      CompletionStage<CodeStore.Issued> answer =
+          AskPattern.ask(
+              store,
+              replyTo -> new CodeStore.Issue(topic, List.of("read", "write"), booking, 2_000_000_000L, replyTo),
+              Duration.ofSeconds(10),
+              node.system.scheduler());
+      answer.whenComplete((issued, failure) -> {
+        if (issued instanceof CodeStore.Stored) {
+          stored.incrementAndGet();
+        } else {
+          unavailable.incrementAndGet();
+        }
+        inFlight.release();
+      });
+    }
+    assertTrue(inFlight.tryAcquire(IN_FLIGHT, 30, TimeUnit.SECONDS), "every issue answered");
+    double seconds = (System.nanoTime() - started) / 1e9;
+    System.out.printf("issued %d codes on three nodes in %.1f s (%.0f/s), %d unavailable%n", stored.get(), seconds, stored.get() / seconds, unavailable.get());
+    assertEquals(CODES, stored.get(), "every code was stored on a majority (" + unavailable.get() + " unavailable)");
+
+    for (TestNode node : nodes) {
+      Await.until(
+          "the replica of " + node.address() + " holds all " + CODES + " codes",
+          Duration.ofSeconds(60),
+          () -> node.metric("relay_codes_replicated") == CODES,
+          () -> node.metric("relay_codes_replicated") + " codes, fullest shard " + node.metric("relay_code_shard_largest"));
+    }
+    long sized = fullestShard(CODES, RelaySettings.CODE_SHARDS);
+    for (TestNode node : nodes) {
+      double largest = node.metric("relay_code_shard_largest");
+      System.out.printf("%s: fullest shard %.0f codes (sizing: %d)%n", node.address(), largest, sized);
+      assertTrue(largest <= sized, "the fullest shard of " + node.address() + " holds " + largest + " codes, the sizing " + sized);
+    }
+  }
+
+  private static ActorRef<CodeStore.Command> codeStore(TestNode node) {
+    try {
+      return Adapter.toTyped(
+          node.system.classicSystem().actorSelection("/user/codes").resolveOne(Duration.ofSeconds(10)).toCompletableFuture().get());
+    } catch (Exception e) {
+      throw new AssertionError("no code store on " + node.address(), e);
+    }
+  }
+
+  /** As docs/cluster.md sizes it: the fullest of the shards, exceeded with a chance of one in a million. */
+  private static long fullestShard(int codes, int shards) {
+    double mean = (double) codes / shards;
+    int k = (int) mean;
+    while (shards * tail(mean, k) > 1e-6) {
+      k++;
+    }
+    return k;
+  }
+
+  private static double tail(double mean, int k) {
+    double sum = 0;
+    double logTerm = -mean + (k + 1) * Math.log(mean) - logFactorial(k + 1);
+    for (int i = k + 1; i < k + 1_000; i++) {
+      sum += Math.exp(logTerm);
+      logTerm += Math.log(mean) - Math.log(i + 1);
+    }
+    return sum;
+  }
+
+  private static double logFactorial(int n) {
+    double sum = 0;
+    for (int i = 2; i <= n; i++) {
+      sum += Math.log(i);
+    }
+    return sum;
+  }
+}
