@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeStore;
 import io.relay.testing.Await;
+import io.relay.testing.ShardSizing;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -90,7 +91,7 @@ class CodeShardFillTest {
           () -> node.metric("relay_codes_replicated") == CODES,
           () -> node.metric("relay_codes_replicated") + " codes, fullest shard " + node.metric("relay_code_shard_largest"));
     }
-    long sized = fullestShard(CODES, RelaySettings.CODE_SHARDS);
+    long sized = ShardSizing.fullestShard(CODES, RelaySettings.CODE_SHARDS);
     for (TestNode node : nodes) {
       double largest = node.metric("relay_code_shard_largest");
       System.out.printf("%s: fullest shard %.0f codes (sizing: %d)%n", node.address(), largest, sized);
@@ -105,33 +106,5 @@ class CodeShardFillTest {
     } catch (Exception e) {
       throw new AssertionError("no code store on " + node.address(), e);
     }
-  }
-
-  /** As docs/cluster.md sizes it: the fullest of the shards, exceeded with a chance of one in a million. */
-  private static long fullestShard(int codes, int shards) {
-    double mean = (double) codes / shards;
-    int k = (int) mean;
-    while (shards * tail(mean, k) > 1e-6) {
-      k++;
-    }
-    return k;
-  }
-
-  private static double tail(double mean, int k) {
-    double sum = 0;
-    double logTerm = -mean + (k + 1) * Math.log(mean) - logFactorial(k + 1);
-    for (int i = k + 1; i < k + 1_000; i++) {
-      sum += Math.exp(logTerm);
-      logTerm += Math.log(mean) - Math.log(i + 1);
-    }
-    return sum;
-  }
-
-  private static double logFactorial(int n) {
-    double sum = 0;
-    for (int i = 2; i <= n; i++) {
-      sum += Math.log(i);
-    }
-    return sum;
   }
 }

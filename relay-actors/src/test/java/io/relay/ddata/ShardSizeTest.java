@@ -9,6 +9,7 @@ import io.relay.codes.CodeShard;
 import io.relay.codes.CodeStore;
 import io.relay.deny.BookingState;
 import io.relay.deny.DenyCapacity;
+import io.relay.testing.ShardSizing;
 import io.relay.testing.TestClusterConfig;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -45,8 +46,6 @@ class ShardSizeTest {
   private static final int CODES_PER_SECOND = 3_000;
   /** An unredeemed code stays until the sweep after its expiry: code-ttl plus code-sweep-interval. */
   private static final int CODE_LIFETIME_SECONDS = 30 + 10;
-  /** The fullest shard is sized for a chance of one in a million of being exceeded. */
-  private static final double EXCEEDED = 1e-6;
 
   private static final ActorTestKit KIT =
       ActorTestKit.create(
@@ -79,7 +78,7 @@ class ShardSizeTest {
 
   @Test
   void aCodeShardAtTheAssumedAdmissionRateTakesUnderTwoFifthsOfAFrame() {
-    int entries = fullestShard(CODES_PER_SECOND * CODE_LIFETIME_SECONDS, RelaySettings.CODE_SHARDS);
+    int entries = ShardSizing.fullestShard(CODES_PER_SECOND * CODE_LIFETIME_SECONDS, RelaySettings.CODE_SHARDS);
     List<String> scopes = List.of("read", "write", "relay:admin", "relay:stats");
     long expiresAt = System.currentTimeMillis();
     ActorRef<CodeStore.Command> issuer =
@@ -148,36 +147,6 @@ class ShardSizeTest {
     } catch (IOException e) {
       throw new UncheckedIOException("Pekko gzips replicated maps", e);
     }
-  }
-
-  /**
-   * The entries of the fullest of {@code shards} shards holding {@code total} entries, exceeded
-   * with a chance of {@link #EXCEEDED}: each shard's count is Poisson with mean total / shards.
-   */
-  static int fullestShard(int total, int shards) {
-    double mean = (double) total / shards;
-    int k = (int) mean;
-    while (shards * tail(mean, k) > EXCEEDED) {
-      k++;
-    }
-    return k;
-  }
-
-  /** P(X > k) for X Poisson with the given mean. */
-  private static double tail(double mean, int k) {
-    double sum = 0;
-    for (int i = k + 1; i < k + 1000; i++) {
-      sum += Math.exp(-mean + i * Math.log(mean) - logFactorial(i));
-    }
-    return sum;
-  }
-
-  private static double logFactorial(int n) {
-    double sum = 0;
-    for (int i = 2; i <= n; i++) {
-      sum += Math.log(i);
-    }
-    return sum;
   }
 
   private static void report(String what, int entries, long bytes) {
