@@ -1,9 +1,8 @@
 package io.relay;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.io.NotSerializableException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
 import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
@@ -11,9 +10,9 @@ import org.apache.pekko.serialization.SerializerWithStringManifest;
 
 /**
  * What the relay's own Pekko serializers (code shards, claims) share: an identifier fixed for good
- * once released, actor references written as their paths, and bytes written through a {@link
- * DataOutputStream}. Each manifest names one layout; a changed layout gets a new manifest, and
- * the serializer keeps reading the old ones.
+ * once released, actor references written as their paths, bytes in {@link WireFormat}, and one
+ * answer to bytes they cannot read. Each manifest names one layout; a changed layout gets a new
+ * manifest, and the serializer keeps reading the old ones.
  */
 public abstract class WireSerializer extends SerializerWithStringManifest {
   private final int identifier;
@@ -43,12 +42,23 @@ public abstract class WireSerializer extends SerializerWithStringManifest {
     return manifest;
   }
 
-  /** {@code o} as a {@code type}, or an error naming what this serializer was given instead. */
-  protected static <T> T expect(Object o, Class<T> type) {
-    if (!type.isInstance(o)) {
-      throw new IllegalArgumentException("not a " + type.getSimpleName() + ": " + o.getClass());
+  @Override
+  public final Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+    try {
+      return read(manifest, ByteBuffer.wrap(bytes));
+    } catch (BufferUnderflowException | IndexOutOfBoundsException | IllegalArgumentException e) {
+      throw new NotSerializableException("unreadable " + manifest + " of serializer " + identifier + ": " + e);
     }
-    return type.cast(o);
+  }
+
+  /**
+   * The message of layout {@code manifest} in {@code in}; {@link #unknownLayout} for a manifest
+   * this serializer does not know. Truncated or malformed bytes may fail as reading a buffer fails.
+   */
+  protected abstract Object read(String manifest, ByteBuffer in) throws NotSerializableException;
+
+  protected final NotSerializableException unknownLayout(String manifest) {
+    return new NotSerializableException("layout " + manifest + " unknown to serializer " + identifier);
   }
 
   private volatile ActorRefResolver resolver;
@@ -63,20 +73,11 @@ public abstract class WireSerializer extends SerializerWithStringManifest {
     return r;
   }
 
-  /** The bytes {@code body} writes, in a buffer of {@code sizeHint} to start with. */
-  protected static byte[] written(int sizeHint, Body body) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(sizeHint);
-    try (DataOutputStream out = new DataOutputStream(bytes)) {
-      body.write(out);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+  /** {@code o} as a {@code type}, or an error naming what this serializer was given instead. */
+  protected static <T> T expect(Object o, Class<T> type) {
+    if (!type.isInstance(o)) {
+      throw new IllegalArgumentException("not a " + type.getSimpleName() + ": " + o.getClass());
     }
-    return bytes.toByteArray();
-  }
-
-  /** Writes a message's fields. */
-  @FunctionalInterface
-  protected interface Body {
-    void write(DataOutputStream out) throws IOException;
+    return type.cast(o);
   }
 }

@@ -1,9 +1,8 @@
 package io.relay.codes;
 
+import io.relay.WireFormat;
 import io.relay.WireSerializer;
-import io.relay.WireStrings;
 import java.io.NotSerializableException;
-import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import org.apache.pekko.actor.ExtendedActorSystem;
 
@@ -37,29 +36,23 @@ public final class CodeClaimSerializer extends WireSerializer {
     }
     CodeStore.Claim claim = expect(o, CodeStore.Claim.class);
     String replyTo = resolver().toSerializationFormat(claim.replyTo());
-    return written(128, out -> {
-      WireStrings.write(out, claim.code());
+    return WireFormat.bytes(128, out -> {
+      WireFormat.writeString(out, claim.code());
       out.writeLong(claim.expiresAt());
-      WireStrings.write(out, replyTo);
+      WireFormat.writeString(out, replyTo);
     });
   }
 
   @Override
-  public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
-    try {
-      if (ANSWER.equals(manifest)) {
-        return new CodeStore.ClaimAnswer(bytes[0] != 0);
-      }
-      if (!CLAIM.equals(manifest)) {
-        throw new NotSerializableException("code claim of unknown layout " + manifest);
-      }
-      ByteBuffer in = ByteBuffer.wrap(bytes);
-      String code = WireStrings.read(in);
-      long expiresAt = in.getLong();
-      return new CodeStore.Claim(code, expiresAt, resolver().resolveActorRef(WireStrings.read(in)));
-    } catch (BufferUnderflowException | IndexOutOfBoundsException | IllegalArgumentException e) {
-      throw new NotSerializableException("unreadable code claim: " + e);
+  protected Object read(String manifest, ByteBuffer in) throws NotSerializableException {
+    if (ANSWER.equals(manifest)) {
+      return new CodeStore.ClaimAnswer(in.get() != 0);
     }
+    if (!CLAIM.equals(manifest)) {
+      throw unknownLayout(manifest);
+    }
+    String code = WireFormat.readString(in);
+    long expiresAt = in.getLong();
+    return new CodeStore.Claim(code, expiresAt, resolver().resolveActorRef(WireFormat.readString(in)));
   }
-
 }

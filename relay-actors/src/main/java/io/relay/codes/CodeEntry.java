@@ -1,10 +1,9 @@
 package io.relay.codes;
 
-import io.relay.WireStrings;
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.relay.WireFormat;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import org.apache.pekko.actor.typed.ActorRef;
 
@@ -44,23 +43,35 @@ public final class CodeEntry {
   byte[] wire() {
     byte[] bytes = wire;
     if (bytes == null) {
-      ByteArrayOutputStream buffer = new ByteArrayOutputStream(64 + grant.topic().length() + grant.bookingId().length());
-      try (DataOutputStream out = new DataOutputStream(buffer)) {
-        WireStrings.write(out, grant.topic());
-        out.writeByte(grant.scopes().size());
-        for (String scope : grant.scopes()) {
-          WireStrings.write(out, scope);
-        }
-        WireStrings.write(out, grant.bookingId());
-        out.writeLong(grant.tokenExpiresAt());
-        out.writeLong(grant.codeExpiresAt());
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      bytes = buffer.toByteArray();
+      bytes =
+          WireFormat.bytes(64 + grant.topic().length() + grant.bookingId().length(), out -> {
+            WireFormat.writeString(out, grant.topic());
+            out.writeByte(grant.scopes().size());
+            for (String scope : grant.scopes()) {
+              WireFormat.writeString(out, scope);
+            }
+            WireFormat.writeString(out, grant.bookingId());
+            out.writeLong(grant.tokenExpiresAt());
+            out.writeLong(grant.codeExpiresAt());
+          });
       wire = bytes;
     }
     return bytes;
+  }
+
+  /** The entry whose grant {@link #wire} wrote as {@code wire}, keeping those bytes. */
+  static CodeEntry read(byte[] wire, ActorRef<CodeStore.Command> issuer) {
+    ByteBuffer in = ByteBuffer.wrap(wire);
+    String topic = WireFormat.readString(in);
+    int scopeCount = Byte.toUnsignedInt(in.get());
+    List<String> scopes = new ArrayList<>(scopeCount);
+    for (int s = 0; s < scopeCount; s++) {
+      scopes.add(WireFormat.readString(in));
+    }
+    String bookingId = WireFormat.readString(in);
+    long tokenExpiresAt = in.getLong();
+    long codeExpiresAt = in.getLong();
+    return new CodeEntry(new CodeGrant(topic, List.copyOf(scopes), bookingId, tokenExpiresAt, codeExpiresAt), issuer, wire);
   }
 
   @Override

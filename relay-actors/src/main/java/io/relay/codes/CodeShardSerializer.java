@@ -1,9 +1,8 @@
 package io.relay.codes;
 
+import io.relay.WireFormat;
 import io.relay.WireSerializer;
-import io.relay.WireStrings;
 import java.io.NotSerializableException;
-import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -46,7 +45,7 @@ public final class CodeShardSerializer extends WireSerializer {
       size += 6 + e.getKey().length() + e.getValue().wire().length;
     }
     int issuerCount = issuers.size();
-    return written(size + 96 * issuerCount, out -> {
+    return WireFormat.bytes(size + 96 * issuerCount, out -> {
       out.writeLong(shard.horizon());
       out.writeShort(issuerCount);
       for (ActorRef<CodeStore.Command> issuer : issuers.keySet()) {
@@ -54,7 +53,7 @@ public final class CodeShardSerializer extends WireSerializer {
       }
       out.writeInt(shard.entries().size());
       for (Map.Entry<String, CodeEntry> e : shard.entries().entrySet()) {
-        WireStrings.write(out, e.getKey());
+        WireFormat.writeString(out, e.getKey());
         byte[] wire = e.getValue().wire();
         out.writeShort(wire.length);
         out.write(wire);
@@ -64,41 +63,25 @@ public final class CodeShardSerializer extends WireSerializer {
   }
 
   @Override
-  public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+  protected Object read(String manifest, ByteBuffer in) throws NotSerializableException {
     if (!V1.equals(manifest)) {
-      throw new NotSerializableException("code shard of unknown layout " + manifest);
+      throw unknownLayout(manifest);
     }
-    ByteBuffer in = ByteBuffer.wrap(bytes);
-    try {
-      long horizon = in.getLong();
-      int issuerCount = Short.toUnsignedInt(in.getShort());
-      List<ActorRef<CodeStore.Command>> issuers = new ArrayList<>(issuerCount);
-      for (int i = 0; i < issuerCount; i++) {
-        issuers.add(resolver().resolveActorRef(WireStrings.read(in)));
-      }
-      int count = in.getInt();
-      Map<String, CodeEntry> entries = new TreeMap<>();
-      for (int i = 0; i < count; i++) {
-        String code = WireStrings.read(in);
-        byte[] wire = new byte[Short.toUnsignedInt(in.getShort())];
-        in.get(wire);
-        ByteBuffer grant = ByteBuffer.wrap(wire);
-        String topic = WireStrings.read(grant);
-        int scopeCount = Byte.toUnsignedInt(grant.get());
-        List<String> scopes = new ArrayList<>(scopeCount);
-        for (int s = 0; s < scopeCount; s++) {
-          scopes.add(WireStrings.read(grant));
-        }
-        String bookingId = WireStrings.read(grant);
-        long tokenExpiresAt = grant.getLong();
-        long codeExpiresAt = grant.getLong();
-        ActorRef<CodeStore.Command> issuer = issuers.get(Short.toUnsignedInt(in.getShort()));
-        entries.put(code, new CodeEntry(new CodeGrant(topic, List.copyOf(scopes), bookingId, tokenExpiresAt, codeExpiresAt), issuer, wire));
-      }
-      return new CodeShard(Collections.unmodifiableMap(entries), horizon, null);
-    } catch (BufferUnderflowException | IndexOutOfBoundsException e) {
-      throw new NotSerializableException("unreadable code shard: " + e);
+    long horizon = in.getLong();
+    int issuerCount = Short.toUnsignedInt(in.getShort());
+    List<ActorRef<CodeStore.Command>> issuers = new ArrayList<>(issuerCount);
+    for (int i = 0; i < issuerCount; i++) {
+      issuers.add(resolver().resolveActorRef(WireFormat.readString(in)));
     }
+    int count = in.getInt();
+    Map<String, CodeEntry> entries = new TreeMap<>();
+    for (int i = 0; i < count; i++) {
+      String code = WireFormat.readString(in);
+      byte[] wire = new byte[Short.toUnsignedInt(in.getShort())];
+      in.get(wire);
+      entries.put(code, CodeEntry.read(wire, issuers.get(Short.toUnsignedInt(in.getShort()))));
+    }
+    return new CodeShard(Collections.unmodifiableMap(entries), horizon, null);
   }
 
   /** An issuer's actor path as written, kept per issuer: a cluster has few, one per node incarnation. */
@@ -106,7 +89,7 @@ public final class CodeShardSerializer extends WireSerializer {
     byte[] path = issuerPaths.get(issuer);
     if (path == null) {
       String serialized = resolver().toSerializationFormat(issuer);
-      path = written(96, out -> WireStrings.write(out, serialized));
+      path = WireFormat.bytes(96, out -> WireFormat.writeString(out, serialized));
       if (issuerPaths.size() >= MAX_ISSUER_PATHS) {
         issuerPaths.clear();
       }
@@ -114,5 +97,4 @@ public final class CodeShardSerializer extends WireSerializer {
     }
     return path;
   }
-
 }

@@ -1,9 +1,8 @@
 package io.relay.topic;
 
+import io.relay.WireFormat;
 import io.relay.WireSerializer;
-import io.relay.WireStrings;
 import java.io.NotSerializableException;
-import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,40 +28,35 @@ public final class ClaimAnnouncementSerializer extends WireSerializer {
   @Override
   public byte[] toBinary(Object o) {
     ClaimAnnouncement announcement = expect(o, ClaimAnnouncement.class);
-    return written(64 + 48 * announcement.claims().size(), out -> {
-      WireStrings.write(out, announcement.node());
+    return WireFormat.bytes(64 + 48 * announcement.claims().size(), out -> {
+      WireFormat.writeString(out, announcement.node());
       out.writeInt(announcement.claims().size());
       for (Claim claim : announcement.claims()) {
-        WireStrings.write(out, claim.topic());
+        WireFormat.writeString(out, claim.topic());
         out.writeLong(claim.stamp());
         boolean announcers = claim.node().equals(announcement.node());
         out.writeBoolean(announcers);
         if (!announcers) {
-          WireStrings.write(out, claim.node());
+          WireFormat.writeString(out, claim.node());
         }
       }
     });
   }
 
   @Override
-  public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
+  protected Object read(String manifest, ByteBuffer in) throws NotSerializableException {
     if (!V1.equals(manifest)) {
-      throw new NotSerializableException("claim announcement of unknown layout " + manifest);
+      throw unknownLayout(manifest);
     }
-    ByteBuffer in = ByteBuffer.wrap(bytes);
-    try {
-      String node = WireStrings.read(in);
-      int count = in.getInt();
-      List<Claim> claims = new ArrayList<>(Math.min(count, 4096));
-      for (int i = 0; i < count; i++) {
-        String topic = WireStrings.read(in);
-        long stamp = in.getLong();
-        String claimant = in.get() != 0 ? node : WireStrings.read(in);
-        claims.add(new Claim(topic, claimant, stamp));
-      }
-      return new ClaimAnnouncement(node, List.copyOf(claims));
-    } catch (BufferUnderflowException | IndexOutOfBoundsException | IllegalArgumentException e) {
-      throw new NotSerializableException("unreadable claim announcement: " + e);
+    String node = WireFormat.readString(in);
+    int count = in.getInt();
+    List<Claim> claims = new ArrayList<>(Math.min(count, 4096));
+    for (int i = 0; i < count; i++) {
+      String topic = WireFormat.readString(in);
+      long stamp = in.getLong();
+      String claimant = in.get() != 0 ? node : WireFormat.readString(in);
+      claims.add(new Claim(topic, claimant, stamp));
     }
+    return new ClaimAnnouncement(node, List.copyOf(claims));
   }
 }
