@@ -59,12 +59,12 @@ final class NodeJvm implements AutoCloseable {
   }
 
   void awaitReady(Duration timeout) {
-    Await.until(name + " answers 200 on /ready (log: " + process.log() + ")", timeout, () -> {
+    Await.until(name + " answers 200 on /ready", timeout, () -> {
       if (!process.isAlive()) {
-        throw new AssertionError(name + " exited while starting; see " + process.log());
+        throw new AssertionError(process.startFailure());
       }
       return get("/ready").statusCode() == 200;
-    });
+    }, process::startFailure);
   }
 
   /** A GET on the management port; status -1 when it does not answer. */

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
  * @param log where its output goes
  */
 public record ManagedProcess(String name, Process process, Path log) implements AutoCloseable {
+  private static final int START_FAILURE_LINES = 25;
 
   /**
    * Starts {@code command} with extra environment variables, its output going to {@code log} (whose
@@ -89,6 +90,22 @@ public record ManagedProcess(String name, Process process, Path log) implements 
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
     }
+  }
+
+  /**
+   * Why the process did not come up, for a test's failure message: its exit status if it exited,
+   * and the last lines of its log (a CI run keeps only the test report, not the log file).
+   */
+  public String startFailure() {
+    String state = process.isAlive() ? name + " is running" : name + " exited with status " + process.exitValue();
+    List<String> lines;
+    try {
+      lines = Files.readAllLines(log);
+    } catch (IOException | UncheckedIOException e) {
+      return state + "; its log " + log + " cannot be read: " + e;
+    }
+    List<String> tail = lines.subList(Math.max(0, lines.size() - START_FAILURE_LINES), lines.size());
+    return state + "; the last lines of " + log + ":\n  " + String.join("\n  ", tail);
   }
 
   /** Kills the process (and what it started) if it still runs. */

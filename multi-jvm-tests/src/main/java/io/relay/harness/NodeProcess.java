@@ -75,12 +75,12 @@ public final class NodeProcess implements AutoCloseable {
 
   /** Waits until {@code /ready} answers 200. */
   public long awaitReady(Duration timeout) {
-    return Await.until(name + " is ready (log: " + process.log() + ")", timeout, () -> {
+    return Await.until(name + " is ready", timeout, () -> {
       if (!process.isAlive()) {
-        throw new AssertionError(name + " exited while starting; see " + process.log());
+        throw new AssertionError(process.startFailure());
       }
       return isReady();
-    });
+    }, process::startFailure);
   }
 
   /** A counter or gauge from {@code /metrics}, 0 when absent or unreachable. */
