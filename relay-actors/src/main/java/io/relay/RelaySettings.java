@@ -15,7 +15,7 @@ import java.time.Duration;
  * @param attachTimeout how long an accepted upgrade may take to start its stream
  * @param codeTtl lifetime of a one-time code
  * @param codeSweepInterval how often expired codes are removed from the replicated maps
- * @param replicationTimeout timeout of majority reads and writes of codes and the deny list
+ * @param replicationTimeout timeout of the deny list's majority reads and writes and of a claim at a code's issuer
  * @param denySweepInterval how often expired deny and allow entries are removed
  * @param denyMaxLifetime how far ahead a deny's or allow's {@code exp} may lie
  * @param claims the claim and hold-down timings

@@ -106,7 +106,7 @@ final class SessionRoutes extends AllDirectives {
         .thenApply(
             issued -> {
               if (!(issued instanceof CodeStore.Stored stored)) {
-                return Json.error(503, "could not replicate the code to a majority of nodes; try again");
+                return Json.error(503, "could not store the code; try again");
               }
               metrics.codesIssued.inc();
               return Json.ok(Map.of("uri", settings.url() + "/session/" + topic + "?code=" + stored.code()));

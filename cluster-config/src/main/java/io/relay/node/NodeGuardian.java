@@ -118,7 +118,7 @@ final class NodeGuardian {
             "topics");
     CodeShardStats codeShards = new CodeShardStats();
     ActorRef<CodeStore.Command> codes =
-        context.spawn(CodeStore.create(relay, System::currentTimeMillis, codeShards), "codes");
+        context.spawn(CodeStore.create(relay, System::currentTimeMillis, codeShards, metrics), "codes");
     metrics.gauge("relay_codes_replicated", "Unexpired codes in this node's replica, as of the last sweep", codeShards::codes);
     metrics.gauge(
         "relay_code_shard_largest",

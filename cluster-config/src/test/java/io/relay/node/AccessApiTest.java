@@ -41,7 +41,7 @@ class AccessApiTest {
       AccessClient.Answer answer = access.post("/session/lab/a", authorization);
       assertEquals(200, answer.status(), answer.toString());
       String uri = answer.body().get("uri").asText();
-      assertTrue(uri.matches("ws://127\\.0\\.0\\.1:" + node.relayPort + "/session/lab/a\\?code=[A-Za-z0-9_-]{22}"), uri);
+      assertTrue(uri.matches("ws://127\\.0\\.0\\.1:" + node.relayPort + "/session/lab/a\\?code=[A-Za-z0-9_-]{32}"), uri);
     }
   }
 

@@ -82,7 +82,7 @@ class CorsBrowserIT {
     assertEquals(200L, result.get("status"), "the page's call failed: " + result.get("error"));
     String uri = (String) result.get("uri");
     assertTrue(
-        Pattern.matches("ws://127\\.0\\.0\\.1:" + node.relayPort + "/session/lab/cors\\?code=[A-Za-z0-9_-]{22}", uri),
+        Pattern.matches("ws://127\\.0\\.0\\.1:" + node.relayPort + "/session/lab/cors\\?code=[A-Za-z0-9_-]{32}", uri),
         "the page read a relay URI for its topic");
   }
 

@@ -24,8 +24,9 @@ import org.junit.jupiter.api.Test;
  * it (each node's own view, sampled from its management port, and its log), and every member
  * stays Up. Each upgrade redeems a code (a claim sent to the node that issued it, two times in
  * three another node), so the burst loads the cluster's messaging as well as the node's sockets.
- * A second wave, as many upgrades with codes no node issued, follows at once: each is answered
- * 401 after a majority read of Distributed Data.
+ * A second wave, as many upgrades with codes no node issued but naming the nodes as their issuers,
+ * follows at once: each is answered 401 after the named node has looked for it in its replica
+ * (two times in three another node, again a message each way).
  *
  * <p>In {@code mvn -B verify} it opens 1,000 connections; {@code -Dattack.scale=full} opens 3,000
  * (docs/scenarios.md).
@@ -69,7 +70,7 @@ class ConnectionBurstIT {
         Await.until("every node answered a membership sample before the burst", Duration.ofSeconds(30),
             () -> IntStream.range(0, nodes.size()).allMatch(i -> watch.samples(i) > 0));
         result = burst.open(target.relayPort, codes, CONCURRENCY);
-        unknown = burst.open(target.relayPort, unknownCodes(), CONCURRENCY);
+        unknown = burst.open(target.relayPort, unknownCodes(codes), CONCURRENCY);
         Await.pause(OBSERVE_AFTER.toMillis());
         watch.close();
         problems = watch.problems();
@@ -114,12 +115,19 @@ class ConnectionBurstIT {
     }
   }
 
-  /** Relay targets with codes no node issued: each costs the node a majority read before its 401. */
-  private static List<String> unknownCodes() {
+  /**
+   * Relay targets with codes no node issued, each naming the issuer of one of {@code issued} (a
+   * code's random part comes first, its issuer's id last): each costs the node a claim at the named
+   * issuer before its 401.
+   */
+  private static List<String> unknownCodes(List<String> issued) {
     List<String> targets = new ArrayList<>();
     for (int i = 0; i < CONNECTIONS; i++) {
-      byte[] code = new byte[16];
-      ThreadLocalRandom.current().nextBytes(code);
+      String real = issued.get(i).substring(issued.get(i).indexOf("code=") + "code=".length());
+      byte[] code = Base64.getUrlDecoder().decode(real);
+      byte[] random = new byte[16];
+      ThreadLocalRandom.current().nextBytes(random);
+      System.arraycopy(random, 0, code, 0, random.length);
       targets.add("/session/burst/unknown-" + (i / PER_TOPIC) + "?code=" + Base64.getUrlEncoder().withoutPadding().encodeToString(code));
     }
     return targets;

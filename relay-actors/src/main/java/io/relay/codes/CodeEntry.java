@@ -39,21 +39,11 @@ public final class CodeEntry {
     return issuer;
   }
 
-  /** The grant's fields in {@link CodeShardSerializer}'s order: topic, scopes, booking id, the two expiries. */
+  /** The grant's wire form ({@link #encode}), made once. */
   byte[] wire() {
     byte[] bytes = wire;
     if (bytes == null) {
-      bytes =
-          WireFormat.bytes(64 + grant.topic().length() + grant.bookingId().length(), out -> {
-            WireFormat.writeString(out, grant.topic());
-            out.writeByte(grant.scopes().size());
-            for (String scope : grant.scopes()) {
-              WireFormat.writeString(out, scope);
-            }
-            WireFormat.writeString(out, grant.bookingId());
-            out.writeLong(grant.tokenExpiresAt());
-            out.writeLong(grant.codeExpiresAt());
-          });
+      bytes = encode(grant);
       wire = bytes;
     }
     return bytes;
@@ -61,7 +51,28 @@ public final class CodeEntry {
 
   /** The entry whose grant {@link #wire} wrote as {@code wire}, keeping those bytes. */
   static CodeEntry read(byte[] wire, ActorRef<CodeStore.Command> issuer) {
-    ByteBuffer in = ByteBuffer.wrap(wire);
+    return new CodeEntry(decode(ByteBuffer.wrap(wire)), issuer, wire);
+  }
+
+  /**
+   * A grant's wire form, shared by the shards and the issuer's answers: topic, scopes, booking id,
+   * the two expiries.
+   */
+  static byte[] encode(CodeGrant grant) {
+    return WireFormat.bytes(64 + grant.topic().length() + grant.bookingId().length(), out -> {
+      WireFormat.writeString(out, grant.topic());
+      out.writeByte(grant.scopes().size());
+      for (String scope : grant.scopes()) {
+        WireFormat.writeString(out, scope);
+      }
+      WireFormat.writeString(out, grant.bookingId());
+      out.writeLong(grant.tokenExpiresAt());
+      out.writeLong(grant.codeExpiresAt());
+    });
+  }
+
+  /** Reads a grant {@link #encode} wrote; {@code in} must wrap an array. */
+  static CodeGrant decode(ByteBuffer in) {
     String topic = WireFormat.readString(in);
     int scopeCount = Byte.toUnsignedInt(in.get());
     List<String> scopes = new ArrayList<>(scopeCount);
@@ -71,7 +82,7 @@ public final class CodeEntry {
     String bookingId = WireFormat.readString(in);
     long tokenExpiresAt = in.getLong();
     long codeExpiresAt = in.getLong();
-    return new CodeEntry(new CodeGrant(topic, List.copyOf(scopes), bookingId, tokenExpiresAt, codeExpiresAt), issuer, wire);
+    return new CodeGrant(topic, List.copyOf(scopes), bookingId, tokenExpiresAt, codeExpiresAt);
   }
 
   @Override

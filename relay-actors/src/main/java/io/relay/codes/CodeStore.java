@@ -3,14 +3,19 @@ package io.relay.codes;
 import io.relay.Ask;
 import io.relay.RelaySettings;
 import io.relay.ddata.ReplicatedMaps;
+import io.relay.metrics.RelayMetrics;
+import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -30,15 +35,16 @@ import org.apache.pekko.cluster.typed.Cluster;
  * RelaySettings#CODE_SHARDS} {@link CodeShard}s by hash of the code; each entry names the code
  * store that issued it.
  *
- * <p>Issuing mints the code (128 bits of randomness) and its expiry ({@code relay.code-ttl}) and
- * writes it with WriteMajority before answering. Redeeming reads the local replica (falling
- * back to ReadMajority, so a node that has not yet received a code by gossip still finds it), and
- * then asks the code's issuer for it: the issuer alone decides a code's single use, in memory, and
- * answers "yes" to the first claim only. A code is therefore accepted at most once cluster-wide,
- * with one small message (none when the issuer redeems) instead of quorum writes and reads. When
- * the issuer has left the cluster, is unreachable or does not answer in time, the code is refused
- * (the client fetches a new one); the issuer remembers claimed codes until they would have
- * expired. Codes stay in the shards until the sweep after they expire, used or not: removing a
+ * <p>Issuing mints the code (128 bits of randomness, then the issuing node's unique id) and its
+ * expiry ({@code relay.code-ttl}), writes it to this node's replica and answers; gossip brings it
+ * to the other nodes. Redeeming reads the local replica and then asks the code's issuer to claim
+ * it: the issuer alone decides a code's single use, in memory, and answers "yes" to the first claim
+ * only. When the local replica does not hold the code yet, the redeemer finds the issuer by the id
+ * in the code and asks it to claim the code from the issuer's own replica, which answers with what
+ * the code grants. A code is therefore accepted at most once cluster-wide, with one small message
+ * (none when the issuer redeems) and no quorum writes or reads. When the issuer has left the
+ * cluster, is unreachable or does not answer in time, the code is refused (the client fetches a
+ * new one); the issuer remembers claimed codes until they would have expired. Codes stay in the shards until the sweep after they expire, used or not: removing a
  * used code would replicate one more change per admission and protect nothing, since its issuer
  * refuses a second claim. The sweep advances the horizon of each shard holding an expired code,
  * which removes them on every node.
@@ -54,8 +60,8 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
   /**
    * Mints a code for {@code topic} with what a token grants ({@code scopes}, {@code bookingId}, its
-   * {@code exp} in epoch seconds) and stores it, valid for {@code relay.code-ttl}; answers once a
-   * majority holds it.
+   * {@code exp} in epoch seconds) and stores it, valid for {@code relay.code-ttl}; answers once this
+   * node's replica holds it.
    */
   public record Issue(String topic, List<String> scopes, String bookingId, long tokenExpiresAt, ActorRef<Issued> replyTo)
       implements Command {}
@@ -63,10 +69,10 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   /** What became of an {@link Issue}. */
   public sealed interface Issued {}
 
-  /** The code, stored on a majority of nodes. */
+  /** The code, stored in this node's replica. */
   public record Stored(String code) implements Issued {}
 
-  /** Not confirmed by a majority in time: no code. */
+  /** Not stored: no code. */
   public enum Unavailable implements Issued {
     INSTANCE
   }
@@ -100,17 +106,25 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   /** The issuer's answer to a claim: {@code granted} for the first claim of the code only. */
   public record ClaimAnswer(boolean granted) {}
 
+  /**
+   * Sent to a code's issuer, found by the id in the code, by a node whose replica does not hold the
+   * code yet: the issuer checks the code against its own replica and claims it for {@code topic},
+   * answering with what it grants or why not.
+   */
+  public record ClaimUnseen(String code, String topic, ActorRef<Redemption> replyTo) implements Command {}
+
   private record IssueResponse(
       Replicator.UpdateResponse<CodeShard> response, String code, ActorRef<Issued> replyTo)
       implements Command {}
 
-  private record Lookup(
-      Replicator.GetResponse<CodeShard> response,
-      Redeem redeem,
-      boolean majority)
-      implements Command {}
+  private record Lookup(Replicator.GetResponse<CodeShard> response, Redeem redeem) implements Command {}
 
   private record Claimed(Redeem redeem, CodeGrant grant, ClaimAnswer answer) implements Command {}
+
+  private record UnseenLookup(Replicator.GetResponse<CodeShard> response, ClaimUnseen claim) implements Command {}
+
+  /** The issuer's answer to a {@link ClaimUnseen}, or null when it did not answer in time. */
+  private record ClaimedUnseen(Redeem redeem, Redemption answer) implements Command {}
 
   private record Ignored(Object response) implements Command {}
 
@@ -121,24 +135,35 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   private record SweepShard(int index, Replicator.GetResponse<CodeShard> response)
       implements Command {}
 
-  private static final int CODE_BYTES = 16;
+  private static final int RANDOM_BYTES = 16;
+  /** The random part and the issuing node's unique id (a long). */
+  private static final int CODE_BYTES = RANDOM_BYTES + Long.BYTES;
+  private static final int CODE_LENGTH = (CODE_BYTES * 8 + 5) / 6;
 
   private final ReplicatorMessageAdapter<Command, CodeShard> replicator;
   private final SecureRandom random = new SecureRandom();
   private final Cluster cluster;
+  /** This node's unique id, the last part of every code it mints. */
+  private final long selfUid;
+  /** Other nodes' code stores, by node address, resolved on first use. */
+  private final Map<Address, ActorRef<Command>> storesByAddress = new HashMap<>();
   private final RelaySettings settings;
   private final LongSupplier clock;
   private final List<Key<CodeShard>> shards;
   /** Codes this node issued that a node has claimed, with when they would have expired. */
   private final Map<String, Long> claimed = new HashMap<>();
   private final CodeShardStats stats;
+  private final RelayMetrics metrics;
 
   public static Behavior<Command> create(RelaySettings settings, LongSupplier clockMillis) {
-    return create(settings, clockMillis, new CodeShardStats());
+    return create(settings, clockMillis, new CodeShardStats(), new RelayMetrics());
   }
 
-  /** A code store whose sweeps report what they see of the replica to {@code stats}. */
-  public static Behavior<Command> create(RelaySettings settings, LongSupplier clockMillis, CodeShardStats stats) {
+  /**
+   * A code store whose sweeps report what they see of the replica to {@code stats}, counting its
+   * lookups in {@code metrics}.
+   */
+  public static Behavior<Command> create(RelaySettings settings, LongSupplier clockMillis, CodeShardStats stats, RelayMetrics metrics) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
@@ -146,7 +171,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
                   timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.codeSweepInterval());
                   return DistributedData.withReplicatorMessageAdapter(
                       (ReplicatorMessageAdapter<Command, CodeShard> adapter) ->
-                          new CodeStore(context, adapter, settings, clockMillis, stats));
+                          new CodeStore(context, adapter, settings, clockMillis, stats, metrics));
                 }));
   }
 
@@ -155,13 +180,16 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
       ReplicatorMessageAdapter<Command, CodeShard> replicator,
       RelaySettings settings,
       LongSupplier clock,
-      CodeShardStats stats) {
+      CodeShardStats stats,
+      RelayMetrics metrics) {
     super(context);
     this.stats = stats;
+    this.metrics = metrics;
     this.replicator = replicator;
     this.settings = settings;
     this.clock = clock;
     this.cluster = Cluster.get(context.getSystem());
+    this.selfUid = cluster.selfMember().uniqueAddress().longUid();
     this.shards =
         java.util.stream.IntStream.range(0, RelaySettings.CODE_SHARDS)
             .mapToObj(CodeShard::key)
@@ -181,6 +209,9 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
         .onMessage(Lookup.class, this::onLookup)
         .onMessage(Claim.class, this::onClaim)
         .onMessage(Claimed.class, this::onClaimed)
+        .onMessage(ClaimUnseen.class, this::onClaimUnseen)
+        .onMessage(UnseenLookup.class, this::onUnseenLookup)
+        .onMessage(ClaimedUnseen.class, this::onClaimedUnseen)
         .onMessage(Sweep.class, this::onSweep)
         .onMessage(SweepShard.class, this::onSweepShard)
         .onMessage(Ignored.class, ignored -> this)
@@ -198,18 +229,31 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
             new Replicator.Update<>(
                 shards.get(shardOf(code)),
                 CodeShard.EMPTY,
-                new Replicator.WriteMajority(settings.replicationTimeout()),
+                Replicator.writeLocal(),
                 replyTo,
                 shard -> shard.put(code, entry)),
         response -> new IssueResponse(response, code, issue.replyTo()));
     return this;
   }
 
-  /** 128 bits of randomness, URL-safe Base64 without padding (22 characters). */
+  /** 128 bits of randomness and this node's unique id, URL-safe Base64 without padding (32 characters). */
   private String newCode() {
-    byte[] bytes = new byte[CODE_BYTES];
-    random.nextBytes(bytes);
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    byte[] random = new byte[RANDOM_BYTES];
+    this.random.nextBytes(random);
+    ByteBuffer code = ByteBuffer.allocate(CODE_BYTES).put(random).putLong(selfUid);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(code.array());
+  }
+
+  /** The unique id of the node that minted {@code code}, or empty when it is not a code of this form. */
+  static OptionalLong issuerOf(String code) {
+    if (code.length() != CODE_LENGTH) {
+      return OptionalLong.empty();
+    }
+    try {
+      return OptionalLong.of(ByteBuffer.wrap(Base64.getUrlDecoder().decode(code)).getLong(RANDOM_BYTES));
+    } catch (IllegalArgumentException notBase64) {
+      return OptionalLong.empty();
+    }
   }
 
   private Behavior<Command> onIssueResponse(IssueResponse response) {
@@ -219,37 +263,24 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   }
 
   private Behavior<Command> onRedeem(Redeem redeem) {
-    lookup(redeem, false);
-    return this;
-  }
-
-  private void lookup(Redeem redeem, boolean majority) {
-    Replicator.ReadConsistency consistency =
-        majority ? new Replicator.ReadMajority(settings.replicationTimeout()) : Replicator.readLocal();
     replicator.askGet(
-        replyTo -> new Replicator.Get<>(shards.get(shardOf(redeem.code())), consistency, replyTo),
-        response -> new Lookup(response, redeem, majority));
+        replyTo -> new Replicator.Get<>(shards.get(shardOf(redeem.code())), Replicator.readLocal(), replyTo),
+        response -> new Lookup(response, redeem));
+    return this;
   }
 
   private Behavior<Command> onLookup(Lookup lookup) {
     Redeem redeem = lookup.redeem();
-    CodeEntry entry = null;
-    if (lookup.response() instanceof Replicator.GetSuccess<CodeShard> success) {
-      entry = success.dataValue().get(redeem.code());
-    }
-    if (entry == null || entry.issuer() == null) {
-      if (!lookup.majority()) {
-        lookup(redeem, true);
-      } else {
-        redeem.replyTo().tell(new Rejected(Reason.UNKNOWN));
-      }
+    CodeEntry entry = entryIn(lookup.response(), redeem.code());
+    if (entry == null) {
+      claimUnseen(redeem);
       return this;
     }
+    metrics.codeLookups.labelValues("replica").inc();
     CodeGrant grant = entry.grant();
-    if (!grant.topic().equals(redeem.topic())) {
-      redeem.replyTo().tell(new Rejected(Reason.WRONG_TOPIC));
-    } else if (grant.codeExpiresAt() <= clock.getAsLong()) {
-      redeem.replyTo().tell(new Rejected(Reason.EXPIRED));
+    Reason refusal = refusal(grant, redeem.topic());
+    if (refusal != null) {
+      redeem.replyTo().tell(new Rejected(refusal));
     } else if (entry.issuer().equals(getContext().getSelf())) {
       decide(redeem, grant, claim(redeem.code(), grant.codeExpiresAt()));
     } else if (!answers(entry.issuer())) {
@@ -265,24 +296,102 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     return this;
   }
 
+  private static CodeEntry entryIn(Replicator.GetResponse<CodeShard> response, String code) {
+    return response instanceof Replicator.GetSuccess<CodeShard> success ? success.dataValue().get(code) : null;
+  }
+
+  /** Why a code granting {@code grant} cannot be redeemed for {@code topic} now, or null. */
+  private Reason refusal(CodeGrant grant, String topic) {
+    if (!grant.topic().equals(topic)) {
+      return Reason.WRONG_TOPIC;
+    }
+    return grant.codeExpiresAt() <= clock.getAsLong() ? Reason.EXPIRED : null;
+  }
+
+  /**
+   * A code this node's replica does not hold: gossip has not brought it yet, or it is unknown. Its
+   * issuer, named by the id in the code, claims it from its own replica.
+   */
+  private void claimUnseen(Redeem redeem) {
+    OptionalLong issuerUid = issuerOf(redeem.code());
+    if (issuerUid.isEmpty() || issuerUid.getAsLong() == selfUid) {
+      // not a code, or one this node minted: its replica would hold it
+      redeem.replyTo().tell(new Rejected(Reason.UNKNOWN));
+      return;
+    }
+    Member issuer = servingMember(member -> member.uniqueAddress().longUid() == issuerUid.getAsLong());
+    if (issuer == null) {
+      redeem.replyTo().tell(new Rejected(Reason.ISSUER_GONE));
+      return;
+    }
+    metrics.codeLookups.labelValues("issuer").inc();
+    Ask.<Command, Command, Redemption>fromActor(
+        getContext(),
+        storeAt(issuer.address()),
+        replyTo -> new ClaimUnseen(redeem.code(), redeem.topic(), replyTo),
+        settings.replicationTimeout(),
+        (answer, failure) -> new ClaimedUnseen(redeem, answer));
+  }
+
+  /** The code store of the node at {@code address}: every node runs it under the same path. */
+  private ActorRef<Command> storeAt(Address address) {
+    return storesByAddress.computeIfAbsent(
+        address,
+        a -> ActorRefResolver.get(getContext().getSystem()).resolveActorRef(a + getContext().getSelf().path().toStringWithoutAddress()));
+  }
+
+  private Behavior<Command> onClaimedUnseen(ClaimedUnseen claimed) {
+    claimed.redeem().replyTo().tell(claimed.answer() == null ? new Rejected(Reason.UNAVAILABLE) : claimed.answer());
+    return this;
+  }
+
+  /** As the issuer, for a node whose replica does not hold the code yet. */
+  private Behavior<Command> onClaimUnseen(ClaimUnseen claim) {
+    replicator.askGet(
+        replyTo -> new Replicator.Get<>(shards.get(shardOf(claim.code())), Replicator.readLocal(), replyTo),
+        response -> new UnseenLookup(response, claim));
+    return this;
+  }
+
+  private Behavior<Command> onUnseenLookup(UnseenLookup lookup) {
+    ClaimUnseen claim = lookup.claim();
+    CodeEntry entry = entryIn(lookup.response(), claim.code());
+    if (entry == null || !entry.issuer().equals(getContext().getSelf())) {
+      claim.replyTo().tell(new Rejected(Reason.UNKNOWN));
+      return this;
+    }
+    CodeGrant grant = entry.grant();
+    Reason refusal = refusal(grant, claim.topic());
+    if (refusal != null) {
+      claim.replyTo().tell(new Rejected(refusal));
+    } else if (claim(claim.code(), grant.codeExpiresAt())) {
+      claim.replyTo().tell(new Redeemed(grant));
+    } else {
+      claim.replyTo().tell(new Rejected(Reason.USED));
+    }
+    return this;
+  }
+
   /**
    * Whether the issuer can answer: its node is a member, up (or leaving) and reachable. A local
    * reference other than this store is an earlier incarnation of this node, which cannot answer.
    */
   private boolean answers(ActorRef<Command> issuer) {
     Address address = issuer.path().address();
-    if (address.hasLocalScope()) {
-      return false;
-    }
+    return !address.hasLocalScope() && servingMember(member -> member.address().equals(address)) != null;
+  }
+
+  /** The member {@code which} picks if it is up (or leaving) and reachable, else null. */
+  private Member servingMember(Predicate<Member> which) {
     CurrentClusterState state = cluster.state();
     for (Member member : state.getMembers()) {
-      if (member.address().equals(address)) {
+      if (which.test(member)) {
         MemberStatus status = member.status();
         boolean serving = status == MemberStatus.up() || status == MemberStatus.weaklyUp() || status == MemberStatus.leaving();
-        return serving && !state.getUnreachable().contains(member);
+        return serving && !state.getUnreachable().contains(member) ? member : null;
       }
     }
-    return false;
+    return null;
   }
 
   /** As the issuer: grants the first claim of a code only. */

@@ -33,6 +33,12 @@ public final class RelayMetrics {
           "Relay requests refused before the upgrade, by reason",
           "reason",
           "missing", "unknown", "used", "expired", "wrong_topic", "token_expired", "denied", "unavailable");
+  public final Counter codeLookups =
+      labelled(
+          "relay_code_lookups",
+          "Codes presented to this node, by where it found what they grant: in its replica, or from their issuer because gossip had not brought them yet",
+          "found",
+          "replica", "issuer");
   public final Counter denies = counter("relay_denies", "Bookings denied through the access API");
   public final Counter allows = counter("relay_allows", "Bookings allowed through the access API");
   public final Counter claims = counter("relay_claims", "Topic claims this node made (first connection of a topic)");

@@ -62,7 +62,7 @@ class CodeStoreTest {
     TestProbe<CodeStore.Issued> issued = kit.createTestProbe();
     store.tell(new CodeStore.Issue(topic, List.of("read"), "booking", NOW / 1000 + 3600, issued.ref()));
     CodeStore.Issued answer = issued.receiveMessage(WAIT);
-    assertTrue(answer instanceof CodeStore.Stored, "a one-node cluster is its own majority: " + answer);
+    assertTrue(answer instanceof CodeStore.Stored, "stored in the node's replica: " + answer);
     return ((CodeStore.Stored) answer).code();
   }
 
@@ -84,7 +84,8 @@ class CodeStoreTest {
   @Test
   void aCodeIsMintedAndRedeemedOnceWithWhatItGrants() {
     String code = issue("lab/once");
-    assertTrue(code.matches("[A-Za-z0-9_-]{22}"), "128 bits, URL-safe Base64: " + code);
+    assertTrue(code.matches("[A-Za-z0-9_-]{32}"), "128 bits and the node's id, URL-safe Base64: " + code);
+    assertEquals(java.util.OptionalLong.of(Cluster.get(kit.system()).selfMember().uniqueAddress().longUid()), CodeStore.issuerOf(code), "the code names its issuer");
     assertTrue(!code.equals(issue("lab/once")), "every code is new");
     assertEquals(new CodeStore.Redeemed(grant("lab/once")), redeem(code, "lab/once"), "what the token granted, until the code TTL");
     assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), redeem(code, "lab/once"));
@@ -123,6 +124,39 @@ class CodeStoreTest {
     assertEquals(new CodeStore.ClaimAnswer(false), second.receiveMessage(WAIT));
   }
 
+  private CodeStore.Redemption claimUnseen(String code, String topic) {
+    TestProbe<CodeStore.Redemption> answer = kit.createTestProbe();
+    codes.tell(new CodeStore.ClaimUnseen(code, topic, answer.ref()));
+    return answer.receiveMessage(WAIT);
+  }
+
+  @Test
+  void asTheIssuerItGrantsAnUnseenCodeOnceForItsTopicBeforeItExpires() {
+    String code = issue("lab/unseen");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.WRONG_TOPIC), claimUnseen(code, "lab/other"), "a wrong topic does not use it up");
+    assertEquals(new CodeStore.Redeemed(grant("lab/unseen")), claimUnseen(code, "lab/unseen"), "the answer carries what the code grants");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), claimUnseen(code, "lab/unseen"));
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), redeem(code, "lab/unseen"), "one decision, whichever way the claim came");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN), claimUnseen("bZ1TG2LYZQ-gk9mBsm8YDgAAAAAAAAAq", "lab/unseen"));
+
+    String late = issue("lab/unseen");
+    clock.addAndGet(settings.codeTtl().toMillis());
+    try {
+      assertEquals(new CodeStore.Rejected(CodeStore.Reason.EXPIRED), claimUnseen(late, "lab/unseen"));
+    } finally {
+      clock.set(NOW);
+    }
+  }
+
+  @Test
+  void aCodeNamingANodeThatIsNotAMemberIsRefusedAsIssuerGone() {
+    String code = issue("lab/named");
+    byte[] bytes = java.util.Base64.getUrlDecoder().decode(code);
+    bytes[bytes.length - 1] ^= 1;
+    String elsewhere = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.ISSUER_GONE), redeem(elsewhere, "lab/named"), "no member has that id");
+  }
+
   @Test
   void aCodeIssuedByAnEarlierIncarnationOfThisNodeIsRefused() {
     // the store that issued it has gone (the node restarted); this node's new store cannot answer for it
@@ -139,7 +173,7 @@ class CodeStoreTest {
       AtomicLong time = new AtomicLong(NOW);
       CodeShardStats stats = new CodeShardStats();
       RelaySettings sweepingOften = RelaySettings.create(node.system().settings().config());
-      ActorRef<CodeStore.Command> store = node.spawn(CodeStore.create(sweepingOften, time::get, stats));
+      ActorRef<CodeStore.Command> store = node.spawn(CodeStore.create(sweepingOften, time::get, stats, new io.relay.metrics.RelayMetrics()));
       TestProbe<CodeStore.Issued> issued = node.createTestProbe();
       List<String> minted = new ArrayList<>();
       for (int i = 0; i < 3; i++) {

@@ -88,7 +88,7 @@ class ShardSizeTest {
     for (int i = 0; i < entries; i++) {
       shard =
           shard.put(
-              text(22),
+              text(32),
               new CodeEntry(
                   new CodeGrant(text(256), scopes, text(DenyCapacity.MAX_BOOKING_ID_BYTES), expiresAt / 1000, expiresAt + i),
                   issuer));
@@ -110,7 +110,7 @@ class ShardSizeTest {
         new CodeGrant(text(256), List.of("read", "write", "relay:admin", "relay:stats"), text(DenyCapacity.MAX_BOOKING_ID_BYTES), expiresAt / 1000, expiresAt);
     CodeGrant typical = new CodeGrant(text(30), List.of("read", "write"), text(36), expiresAt / 1000, expiresAt);
     for (CodeEntry entry : List.of(new CodeEntry(largest, largeIssuer), new CodeEntry(typical, typicalIssuer))) {
-      CodeShard delta = CodeShard.EMPTY.put(text(22), entry).deltaData().orElseThrow();
+      CodeShard delta = CodeShard.EMPTY.put(text(32), entry).deltaData().orElseThrow();
       long bytes = serializedSize(delta);
       report(entry.grant() == largest ? "delta of one code, largest" : "delta of one code, typical", 1, bytes);
       assertTrue(bytes <= 1024, "a delta of one code takes " + bytes + " bytes");

@@ -1,0 +1,106 @@
+package io.relay.codes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import io.relay.RelaySettings;
+import io.relay.metrics.RelayMetrics;
+import io.relay.testing.Await;
+import io.relay.testing.TestClusterConfig;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.StreamSupport;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Join;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Two nodes whose replicas never exchange codes (no delta propagation, no gossip within the test):
+ * a code issued on one is redeemed on the other through its issuer, which answers with what the
+ * code grants and decides its single use, whichever node it is presented to next.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CodeStoreAcrossNodesTest {
+  private static final Duration WAIT = Duration.ofSeconds(15);
+  private static final Map<String, Object> NO_REPLICATION =
+      Map.of("pekko.cluster.distributed-data.delta-crdt.enabled", "off", "pekko.cluster.distributed-data.gossip-interval", "1h");
+
+  private ActorTestKit issuerNode;
+  private ActorTestKit otherNode;
+  private ActorRef<CodeStore.Command> issuer;
+  private ActorRef<CodeStore.Command> other;
+  private final RelayMetrics otherMetrics = new RelayMetrics();
+
+  @BeforeAll
+  void start() {
+    issuerNode = ActorTestKit.create("relay", TestClusterConfig.with(NO_REPLICATION));
+    otherNode = ActorTestKit.create("relay", TestClusterConfig.with(NO_REPLICATION));
+    Cluster first = Cluster.get(issuerNode.system());
+    first.manager().tell(Join.create(first.selfMember().address()));
+    Cluster.get(otherNode.system()).manager().tell(Join.create(first.selfMember().address()));
+    for (Cluster node : List.of(first, Cluster.get(otherNode.system()))) {
+      Await.until("both nodes are Up as seen by " + node.selfMember().address(), WAIT, () ->
+          StreamSupport.stream(node.state().getMembers().spliterator(), false).filter(m -> m.status() == MemberStatus.up()).count() == 2);
+    }
+    RelaySettings settings = RelaySettings.create(issuerNode.system().settings().config());
+    // every node runs its code store under the same name: a redeemer finds the issuer's by path
+    issuer = issuerNode.spawn(CodeStore.create(settings, System::currentTimeMillis), "codes");
+    other = otherNode.spawn(CodeStore.create(settings, System::currentTimeMillis, new CodeShardStats(), otherMetrics), "codes");
+  }
+
+  @AfterAll
+  void stop() {
+    otherNode.shutdownTestKit();
+    issuerNode.shutdownTestKit();
+  }
+
+  private String issue(String topic) {
+    TestProbe<CodeStore.Issued> issued = issuerNode.createTestProbe();
+    issuer.tell(new CodeStore.Issue(topic, List.of("read"), "booking", 1_900_000_000L, issued.ref()));
+    return assertInstanceOf(CodeStore.Stored.class, issued.receiveMessage(WAIT)).code();
+  }
+
+  private static CodeStore.Redemption redeem(ActorTestKit node, ActorRef<CodeStore.Command> store, String code, String topic) {
+    TestProbe<CodeStore.Redemption> answer = node.createTestProbe();
+    store.tell(new CodeStore.Redeem(code, topic, answer.ref()));
+    return answer.receiveMessage(WAIT);
+  }
+
+  @Test
+  void aCodeTheReplicaHasNotSeenIsRedeemedThroughItsIssuerOnce() {
+    String code = issue("lab/across");
+    double before = otherMetrics.codeLookups.labelValues("issuer").get();
+    CodeStore.Redemption redeemed = redeem(otherNode, other, code, "lab/across");
+    CodeGrant grant = assertInstanceOf(CodeStore.Redeemed.class, redeemed, "the issuer grants it").grant();
+    assertEquals("lab/across", grant.topic());
+    assertEquals(List.of("read"), grant.scopes());
+    assertEquals("booking", grant.bookingId());
+    assertEquals(before + 1, otherMetrics.codeLookups.labelValues("issuer").get(), "found at the issuer, not in the replica");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), redeem(otherNode, other, code, "lab/across"), "a second time on the same node");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), redeem(issuerNode, issuer, code, "lab/across"), "a second time at the issuer");
+  }
+
+  @Test
+  void aWrongTopicAtAnotherNodeDoesNotUseTheCodeUp() {
+    String code = issue("lab/right");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.WRONG_TOPIC), redeem(otherNode, other, code, "lab/wrong"));
+    assertInstanceOf(CodeStore.Redeemed.class, redeem(otherNode, other, code, "lab/right"));
+  }
+
+  @Test
+  void aCodeTheIssuerNeverMintedIsUnknown() {
+    String code = issue("lab/real");
+    byte[] bytes = java.util.Base64.getUrlDecoder().decode(code);
+    bytes[0] ^= 1;
+    String forged = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN), redeem(otherNode, other, forged, "lab/real"), "the issuer's id with other random bits");
+  }
+}
