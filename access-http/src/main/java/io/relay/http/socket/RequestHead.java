@@ -106,7 +106,7 @@ public final class RequestHead {
       throw new Malformed(400, "malformed request target");
     }
     String version = requestLine[2];
-    if (!version.matches("HTTP/[0-9]\\.[0-9]")) {
+    if (!isHttpVersion(version)) {
       throw new Malformed(400, "malformed HTTP version");
     }
     if (version.charAt(5) != '1') {
@@ -176,6 +176,19 @@ public final class RequestHead {
   }
 
   /** RFC 3986's unreserved, reserved and '%' characters: what a request target may hold. */
+  /** {@code HTTP/d.d} (RFC 9112 section 2.3), checked without a regular expression on every request. */
+  private static boolean isHttpVersion(String version) {
+    return version.length() == 8
+        && version.startsWith("HTTP/")
+        && isDigit(version.charAt(5))
+        && version.charAt(6) == '.'
+        && isDigit(version.charAt(7));
+  }
+
+  private static boolean isDigit(char c) {
+    return c >= '0' && c <= '9';
+  }
+
   private static boolean isTargetText(String s) {
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);

@@ -83,6 +83,10 @@ class RequestHeadTest {
     assertRefused(400, "G(T /x HTTP/1.1\r\n\r\n");
     assertRefused(400, "GET /x HTTP/1\r\n\r\n");
     assertRefused(400, "GET /x http/1.1\r\n\r\n");
+    assertRefused(400, "GET /x HTTP/1.1x\r\n\r\n");
+    assertRefused(400, "GET /x HTTP/1x1\r\n\r\n");
+    assertRefused(400, "GET /x HTTP/a.1\r\n\r\n");
+    assertRefused(400, "GET /x HTTP/1.b\r\n\r\n");
   }
 
   @Test
