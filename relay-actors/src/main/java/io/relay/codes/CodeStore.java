@@ -7,6 +7,7 @@ import io.relay.metrics.RelayMetrics;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.Base64;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +48,11 @@ import org.apache.pekko.cluster.typed.Cluster;
  * new one); the issuer remembers claimed codes until they would have expired. Codes stay in the shards until the sweep after they expire, used or not: removing a
  * used code would replicate one more change per admission and protect nothing, since its issuer
  * refuses a second claim. The sweep advances the horizon of each shard holding an expired code,
- * which removes them on every node.
+ * which removes them on every node. It goes through the shards a slice at a time, {@link
+ * #SWEEP_SLICES} slices per {@code code-sweep-interval}, so its work is spread over the interval,
+ * and each shard is pruned by one node only, its sweeper (the member at the shard's index modulo
+ * the number of Up members, in address order): the others would prune the same shard moments later
+ * and replicate one more change each.
  *
  * <p>Why one actor of over 300 lines: issuing, redeeming, the issuer's answers to claims and the
  * sweep all work on the same replicated shards and the same record of claimed codes; the shard's
@@ -132,8 +137,11 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     INSTANCE
   }
 
-  private record SweepShard(int index, Replicator.GetResponse<CodeShard> response)
+  private record SweepShard(int index, boolean prune, Replicator.GetResponse<CodeShard> response)
       implements Command {}
+
+  /** Slices of the shards the sweep goes through, one per {@code code-sweep-interval / SWEEP_SLICES}. */
+  static final int SWEEP_SLICES = 10;
 
   private static final int RANDOM_BYTES = 16;
   /** The random part and the issuing node's unique id (a long). */
@@ -152,6 +160,8 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   private final List<Key<CodeShard>> shards;
   /** Codes this node issued that a node has claimed, with when they would have expired. */
   private final Map<String, Long> claimed = new HashMap<>();
+  /** The slice of the shards the next sweep tick goes through. */
+  private int nextSlice;
   private final CodeShardStats stats;
   private final RelayMetrics metrics;
 
@@ -168,7 +178,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
         context ->
             Behaviors.withTimers(
                 timers -> {
-                  timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.codeSweepInterval());
+                  timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.codeSweepInterval().dividedBy(SWEEP_SLICES));
                   return DistributedData.withReplicatorMessageAdapter(
                       (ReplicatorMessageAdapter<Command, CodeShard> adapter) ->
                           new CodeStore(context, adapter, settings, clockMillis, stats, metrics));
@@ -423,14 +433,35 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
   private Behavior<Command> onSweep(Sweep sweep) {
     long now = clock.getAsLong();
-    claimed.values().removeIf(expiresAt -> expiresAt <= now);
-    for (int i = 0; i < shards.size(); i++) {
+    int slice = nextSlice;
+    nextSlice = (slice + 1) % SWEEP_SLICES;
+    if (slice == 0) {
+      claimed.values().removeIf(expiresAt -> expiresAt <= now);
+    }
+    List<Address> sweepers = sweepers();
+    int self = sweepers.indexOf(cluster.selfMember().address());
+    for (int i = slice; i < shards.size(); i += SWEEP_SLICES) {
       Key<CodeShard> shard = shards.get(i);
       int index = i;
+      // alone, or not Up: this node prunes every shard it holds
+      boolean prune = self < 0 || index % sweepers.size() == self;
       replicator.askGet(
-          replyTo -> new Replicator.Get<>(shard, Replicator.readLocal(), replyTo), response -> new SweepShard(index, response));
+          replyTo -> new Replicator.Get<>(shard, Replicator.readLocal(), replyTo), response -> new SweepShard(index, prune, response));
     }
+    stats.sweptSlice();
     return this;
+  }
+
+  /** The Up members' addresses in address order: shard {@code i} is pruned by the one at {@code i} modulo their number. */
+  private List<Address> sweepers() {
+    List<Address> up = new ArrayList<>();
+    for (Member member : cluster.state().getMembers()) {
+      if (member.status() == MemberStatus.up()) {
+        up.add(member.address());
+      }
+    }
+    up.sort(Member.addressOrdering());
+    return up;
   }
 
   private Behavior<Command> onSweepShard(SweepShard sweep) {
@@ -442,7 +473,8 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     CodeShard shard = success.dataValue();
     int expired = shard.expiredAt(now);
     stats.record(sweep.index(), shard.entries().size() - expired);
-    if (expired > 0) {
+    if (expired > 0 && sweep.prune()) {
+      stats.pruned();
       replicator.askUpdate(
           replyTo -> new Replicator.Update<>(success.key(), CodeShard.EMPTY, Replicator.writeLocal(), replyTo, replica -> replica.prunedTo(now)),
           Ignored::new);
