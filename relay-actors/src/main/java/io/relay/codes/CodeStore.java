@@ -6,8 +6,8 @@ import io.relay.ddata.ReplicatedMaps;
 import io.relay.metrics.RelayMetrics;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
-import java.util.Base64;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,14 +45,16 @@ import org.apache.pekko.cluster.typed.Cluster;
  * the code grants. A code is therefore accepted at most once cluster-wide, with one small message
  * (none when the issuer redeems) and no quorum writes or reads. When the issuer has left the
  * cluster, is unreachable or does not answer in time, the code is refused (the client fetches a
- * new one); the issuer remembers claimed codes until they would have expired. Codes stay in the shards until the sweep after they expire, used or not: removing a
- * used code would replicate one more change per admission and protect nothing, since its issuer
- * refuses a second claim. The sweep advances the horizon of each shard holding an expired code,
- * which removes them on every node. It goes through the shards a slice at a time, {@link
- * #SWEEP_SLICES} slices per {@code code-sweep-interval}, so its work is spread over the interval,
- * and each shard is pruned by one node only, its sweeper (the member at the shard's index modulo
- * the number of Up members, in address order): the others would prune the same shard moments later
- * and replicate one more change each.
+ * new one); the issuer remembers claimed codes until they would have expired. Codes stay in the
+ * shards until the sweep after they expire, used or not: removing a used code would replicate one
+ * more change per admission and protect nothing, since its issuer refuses a second claim.
+ *
+ * <p>The sweep advances the horizon of each shard holding an expired code, which removes those
+ * codes on every node. It goes through the shards a slice at a time, {@link #SWEEP_SLICES} slices
+ * per {@code code-sweep-interval}, so its work is spread over the interval, and each shard is
+ * pruned by one node only, its sweeper (the member at the shard's index modulo the number of Up
+ * members, in address order): the others would prune the same shard moments later and replicate
+ * one more change each.
  *
  * <p>Why one actor of over 300 lines: issuing, redeeming, the issuer's answers to claims and the
  * sweep all work on the same replicated shards and the same record of claimed codes; the shard's
@@ -147,13 +149,15 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   /** The random part and the issuing node's unique id (a long). */
   private static final int CODE_BYTES = RANDOM_BYTES + Long.BYTES;
   private static final int CODE_LENGTH = (CODE_BYTES * 8 + 5) / 6;
+  /** Resolved code stores kept: far more than a cluster's nodes, so only departed nodes' are dropped. */
+  private static final int STORES_KEPT = 256;
 
   private final ReplicatorMessageAdapter<Command, CodeShard> replicator;
   private final SecureRandom random = new SecureRandom();
   private final Cluster cluster;
   /** This node's unique id, the last part of every code it mints. */
   private final long selfUid;
-  /** Other nodes' code stores, by node address, resolved on first use. */
+  /** Other nodes' code stores, by node address, resolved on first use; emptied past {@link #STORES_KEPT}. */
   private final Map<Address, ActorRef<Command>> storesByAddress = new HashMap<>();
   private final RelaySettings settings;
   private final LongSupplier clock;
@@ -345,6 +349,9 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
   /** The code store of the node at {@code address}: every node runs it under the same path. */
   private ActorRef<Command> storeAt(Address address) {
+    if (storesByAddress.size() >= STORES_KEPT && !storesByAddress.containsKey(address)) {
+      storesByAddress.clear();
+    }
     return storesByAddress.computeIfAbsent(
         address,
         a -> ActorRefResolver.get(getContext().getSystem()).resolveActorRef(a + getContext().getSelf().path().toStringWithoutAddress()));
