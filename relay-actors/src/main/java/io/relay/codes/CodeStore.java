@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.apache.pekko.actor.Address;
@@ -277,10 +278,13 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   }
 
   private Behavior<Command> onRedeem(Redeem redeem) {
-    replicator.askGet(
-        replyTo -> new Replicator.Get<>(shards.get(shardOf(redeem.code())), Replicator.readLocal(), replyTo),
-        response -> new Lookup(response, redeem));
+    readLocal(redeem.code(), response -> new Lookup(response, redeem));
     return this;
+  }
+
+  /** Reads the shard of {@code code} from this node's replica; {@code then} wraps the answer. */
+  private void readLocal(String code, Function<Replicator.GetResponse<CodeShard>, Command> then) {
+    replicator.askGet(replyTo -> new Replicator.Get<>(shards.get(shardOf(code)), Replicator.readLocal(), replyTo), then::apply);
   }
 
   private Behavior<Command> onLookup(Lookup lookup) {
@@ -364,9 +368,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
   /** As the issuer, for a node whose replica does not hold the code yet. */
   private Behavior<Command> onClaimUnseen(ClaimUnseen claim) {
-    replicator.askGet(
-        replyTo -> new Replicator.Get<>(shards.get(shardOf(claim.code())), Replicator.readLocal(), replyTo),
-        response -> new UnseenLookup(response, claim));
+    readLocal(claim.code(), response -> new UnseenLookup(response, claim));
     return this;
   }
 

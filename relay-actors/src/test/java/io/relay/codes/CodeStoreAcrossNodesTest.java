@@ -5,18 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
-import io.relay.testing.Await;
 import io.relay.testing.TestClusterConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.StreamSupport;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.cluster.typed.Join;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -43,13 +39,7 @@ class CodeStoreAcrossNodesTest {
   void start() {
     issuerNode = ActorTestKit.create("relay", TestClusterConfig.with(NO_REPLICATION));
     otherNode = ActorTestKit.create("relay", TestClusterConfig.with(NO_REPLICATION));
-    Cluster first = Cluster.get(issuerNode.system());
-    first.manager().tell(Join.create(first.selfMember().address()));
-    Cluster.get(otherNode.system()).manager().tell(Join.create(first.selfMember().address()));
-    for (Cluster node : List.of(first, Cluster.get(otherNode.system()))) {
-      Await.until("both nodes are Up as seen by " + node.selfMember().address(), WAIT, () ->
-          StreamSupport.stream(node.state().getMembers().spliterator(), false).filter(m -> m.status() == MemberStatus.up()).count() == 2);
-    }
+    TwoNodes.join(issuerNode, otherNode, WAIT);
     RelaySettings settings = RelaySettings.create(issuerNode.system().settings().config());
     // every node runs its code store under the same name: a redeemer finds the issuer's by path
     issuer = issuerNode.spawn(CodeStore.create(settings, System::currentTimeMillis), "codes");

@@ -13,13 +13,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.StreamSupport;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.cluster.typed.Join;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,13 +34,7 @@ class CodeSweepAcrossNodesTest {
     ActorTestKit first = ActorTestKit.create("relay", TestClusterConfig.with(sweepingOften));
     ActorTestKit second = ActorTestKit.create("relay", TestClusterConfig.with(sweepingOften));
     try {
-      Cluster one = Cluster.get(first.system());
-      one.manager().tell(Join.create(one.selfMember().address()));
-      Cluster.get(second.system()).manager().tell(Join.create(one.selfMember().address()));
-      for (Cluster node : List.of(one, Cluster.get(second.system()))) {
-        Await.until("both nodes are Up as seen by " + node.selfMember().address(), WAIT, () ->
-            StreamSupport.stream(node.state().getMembers().spliterator(), false).filter(m -> m.status() == MemberStatus.up()).count() == 2);
-      }
+      TwoNodes.join(first, second, WAIT);
       AtomicLong clock = new AtomicLong(NOW);
       RelaySettings settings = RelaySettings.create(first.system().settings().config());
       CodeShardStats firstStats = new CodeShardStats();
