@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.cluster.typed.Cluster;
 import org.junit.jupiter.api.Test;
 
 /**
