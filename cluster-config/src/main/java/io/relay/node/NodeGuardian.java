@@ -5,6 +5,7 @@ import io.relay.http.RelayServices;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeShardStats;
 import io.relay.codes.CodeStore;
+import io.relay.codes.CodeSweep;
 import io.relay.deny.Cancel;
 import io.relay.deny.DenyCapacity;
 import io.relay.deny.DenyList;
@@ -118,7 +119,8 @@ final class NodeGuardian {
             "topics");
     CodeShardStats codeShards = new CodeShardStats();
     ActorRef<CodeStore.Command> codes =
-        context.spawn(CodeStore.create(relay, System::currentTimeMillis, codeShards, metrics), "codes");
+        context.spawn(CodeStore.create(relay, System::currentTimeMillis, metrics), "codes");
+    context.spawn(CodeSweep.create(relay, System::currentTimeMillis, codeShards), "code-sweep");
     metrics.gauge("relay_codes_replicated", "Unexpired codes in this node's replica, as of the last sweep", codeShards::codes);
     metrics.gauge(
         "relay_code_shard_largest",

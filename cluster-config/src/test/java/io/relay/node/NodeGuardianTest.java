@@ -46,7 +46,7 @@ class NodeGuardianTest {
 
   @Test
   void theServicesRunUnderTheirNames() throws Exception {
-    for (String name : List.of("codes", "topics", "deny-list", "cluster-status", "leave-watcher", "claims-channel", "cancels-channel")) {
+    for (String name : List.of("codes", "code-sweep", "topics", "deny-list", "cluster-status", "leave-watcher", "claims-channel", "cancels-channel")) {
       ActorRef actor =
           node.system.classicSystem().actorSelection("/user/" + name).resolveOne(Duration.ofSeconds(5)).toCompletableFuture().get();
       assertNotNull(actor, name);

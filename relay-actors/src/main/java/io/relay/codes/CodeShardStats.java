@@ -5,9 +5,8 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * What the code store's sweeps saw of this node's replica (the unexpired codes of each shard) and did
- * (the shards they pruned).
- * A shard travels as one Artery message, which Artery refuses above its maximum frame size, so
+ * What the code sweep ({@link CodeSweep}) saw of this node's replica (the unexpired codes of each
+ * shard) and did (the shards it pruned). A shard travels as one Artery message, which Artery refuses above its maximum frame size, so
  * the fullest shard is the figure to watch (docs/cluster.md, "Sizing the replicated maps"). Read
  * by the node's metrics on any thread.
  */

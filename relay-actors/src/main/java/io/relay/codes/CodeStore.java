@@ -6,7 +6,6 @@ import io.relay.ddata.ReplicatedMaps;
 import io.relay.metrics.RelayMetrics;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
@@ -48,18 +47,12 @@ import org.apache.pekko.cluster.typed.Cluster;
  * cluster, is unreachable or does not answer in time, the code is refused (the client fetches a
  * new one); the issuer remembers claimed codes until they would have expired. Codes stay in the
  * shards until the sweep after they expire, used or not: removing a used code would replicate one
- * more change per admission and protect nothing, since its issuer refuses a second claim.
+ * more change per admission and protect nothing, since its issuer refuses a second claim
+ * ({@link CodeSweep} removes expired codes).
  *
- * <p>The sweep advances the horizon of each shard holding an expired code, which removes those
- * codes on every node. It goes through the shards a slice at a time, {@link #SWEEP_SLICES} slices
- * per {@code code-sweep-interval}, so its work is spread over the interval, and each shard is
- * pruned by one node only, its sweeper (the member at the shard's index modulo the number of Up
- * members, in address order): the others would prune the same shard moments later and replicate
- * one more change each.
- *
- * <p>Why one actor of over 300 lines: issuing, redeeming, the issuer's answers to claims and the
- * sweep all work on the same replicated shards and the same record of claimed codes; the shard's
- * data type and its serializer are classes beside it.
+ * <p>Why one actor of over 300 lines: issuing, redeeming and the issuer's answers to both kinds of
+ * claim work on the same replicated shards and the same record of claimed codes; the shard's data
+ * type, its serializer and the sweep are classes beside it.
  */
 public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
@@ -134,17 +127,10 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   /** The issuer's answer to a {@link ClaimUnseen}, or null when it did not answer in time. */
   private record ClaimedUnseen(Redeem redeem, Redemption answer) implements Command {}
 
-  private record Ignored(Object response) implements Command {}
-
-  private enum Sweep implements Command {
+  /** Forgets the claimed codes that have expired. */
+  private enum ForgetExpired implements Command {
     INSTANCE
   }
-
-  private record SweepShard(int index, boolean prune, Replicator.GetResponse<CodeShard> response)
-      implements Command {}
-
-  /** Slices of the shards the sweep goes through, one per {@code code-sweep-interval / SWEEP_SLICES}. */
-  static final int SWEEP_SLICES = 10;
 
   private static final int RANDOM_BYTES = 16;
   /** The random part and the issuing node's unique id (a long). */
@@ -165,28 +151,22 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   private final List<Key<CodeShard>> shards;
   /** Codes this node issued that a node has claimed, with when they would have expired. */
   private final Map<String, Long> claimed = new HashMap<>();
-  /** The slice of the shards the next sweep tick goes through. */
-  private int nextSlice;
-  private final CodeShardStats stats;
   private final RelayMetrics metrics;
 
   public static Behavior<Command> create(RelaySettings settings, LongSupplier clockMillis) {
-    return create(settings, clockMillis, new CodeShardStats(), new RelayMetrics());
+    return create(settings, clockMillis, new RelayMetrics());
   }
 
-  /**
-   * A code store whose sweeps report what they see of the replica to {@code stats}, counting its
-   * lookups in {@code metrics}.
-   */
-  public static Behavior<Command> create(RelaySettings settings, LongSupplier clockMillis, CodeShardStats stats, RelayMetrics metrics) {
+  /** A code store counting its lookups in {@code metrics}. */
+  public static Behavior<Command> create(RelaySettings settings, LongSupplier clockMillis, RelayMetrics metrics) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
                 timers -> {
-                  timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.codeSweepInterval().dividedBy(SWEEP_SLICES));
+                  timers.startTimerWithFixedDelay(ForgetExpired.INSTANCE, settings.codeSweepInterval());
                   return DistributedData.withReplicatorMessageAdapter(
                       (ReplicatorMessageAdapter<Command, CodeShard> adapter) ->
-                          new CodeStore(context, adapter, settings, clockMillis, stats, metrics));
+                          new CodeStore(context, adapter, settings, clockMillis, metrics));
                 }));
   }
 
@@ -195,10 +175,8 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
       ReplicatorMessageAdapter<Command, CodeShard> replicator,
       RelaySettings settings,
       LongSupplier clock,
-      CodeShardStats stats,
       RelayMetrics metrics) {
     super(context);
-    this.stats = stats;
     this.metrics = metrics;
     this.replicator = replicator;
     this.settings = settings;
@@ -227,9 +205,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
         .onMessage(ClaimUnseen.class, this::onClaimUnseen)
         .onMessage(UnseenLookup.class, this::onUnseenLookup)
         .onMessage(ClaimedUnseen.class, this::onClaimedUnseen)
-        .onMessage(Sweep.class, this::onSweep)
-        .onMessage(SweepShard.class, this::onSweepShard)
-        .onMessage(Ignored.class, ignored -> this)
+        .onMessage(ForgetExpired.class, this::onForgetExpired)
         .build();
   }
 
@@ -440,54 +416,9 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     }
   }
 
-  private Behavior<Command> onSweep(Sweep sweep) {
+  private Behavior<Command> onForgetExpired(ForgetExpired forget) {
     long now = clock.getAsLong();
-    int slice = nextSlice;
-    nextSlice = (slice + 1) % SWEEP_SLICES;
-    if (slice == 0) {
-      claimed.values().removeIf(expiresAt -> expiresAt <= now);
-    }
-    List<Address> sweepers = sweepers();
-    int self = sweepers.indexOf(cluster.selfMember().address());
-    for (int i = slice; i < shards.size(); i += SWEEP_SLICES) {
-      Key<CodeShard> shard = shards.get(i);
-      int index = i;
-      // alone, or not Up: this node prunes every shard it holds
-      boolean prune = self < 0 || index % sweepers.size() == self;
-      replicator.askGet(
-          replyTo -> new Replicator.Get<>(shard, Replicator.readLocal(), replyTo), response -> new SweepShard(index, prune, response));
-    }
-    stats.sweptSlice();
-    return this;
-  }
-
-  /** The Up members' addresses in address order: shard {@code i} is pruned by the one at {@code i} modulo their number. */
-  private List<Address> sweepers() {
-    List<Address> up = new ArrayList<>();
-    for (Member member : cluster.state().getMembers()) {
-      if (member.status() == MemberStatus.up()) {
-        up.add(member.address());
-      }
-    }
-    up.sort(Member.addressOrdering());
-    return up;
-  }
-
-  private Behavior<Command> onSweepShard(SweepShard sweep) {
-    if (!(sweep.response() instanceof Replicator.GetSuccess<CodeShard> success)) {
-      stats.record(sweep.index(), 0);
-      return this;
-    }
-    long now = clock.getAsLong();
-    CodeShard shard = success.dataValue();
-    int expired = shard.expiredAt(now);
-    stats.record(sweep.index(), shard.entries().size() - expired);
-    if (expired > 0 && sweep.prune()) {
-      stats.pruned();
-      replicator.askUpdate(
-          replyTo -> new Replicator.Update<>(success.key(), CodeShard.EMPTY, Replicator.writeLocal(), replyTo, replica -> replica.prunedTo(now)),
-          Ignored::new);
-    }
+    claimed.values().removeIf(expiresAt -> expiresAt <= now);
     return this;
   }
 }

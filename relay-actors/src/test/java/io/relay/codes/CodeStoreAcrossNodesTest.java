@@ -42,7 +42,7 @@ class CodeStoreAcrossNodesTest {
     RelaySettings settings = RelaySettings.create(issuerNode.system().settings().config());
     // every node runs its code store under the same name: a redeemer finds the issuer's by path
     issuer = issuerNode.spawn(CodeStore.create(settings, System::currentTimeMillis), "codes");
-    other = otherNode.spawn(CodeStore.create(settings, System::currentTimeMillis, new CodeShardStats(), otherMetrics), "codes");
+    other = otherNode.spawn(CodeStore.create(settings, System::currentTimeMillis, otherMetrics), "codes");
   }
 
   @AfterAll

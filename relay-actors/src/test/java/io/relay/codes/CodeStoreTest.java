@@ -173,7 +173,8 @@ class CodeStoreTest {
       AtomicLong time = new AtomicLong(NOW);
       CodeShardStats stats = new CodeShardStats();
       RelaySettings sweepingOften = RelaySettings.create(node.system().settings().config());
-      ActorRef<CodeStore.Command> store = node.spawn(CodeStore.create(sweepingOften, time::get, stats, new io.relay.metrics.RelayMetrics()));
+      ActorRef<CodeStore.Command> store = node.spawn(CodeStore.create(sweepingOften, time::get));
+      node.spawn(CodeSweep.create(sweepingOften, time::get, stats));
       TestProbe<CodeStore.Issued> issued = node.createTestProbe();
       List<String> minted = new ArrayList<>();
       for (int i = 0; i < 3; i++) {

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import io.relay.RelaySettings;
-import io.relay.metrics.RelayMetrics;
 import io.relay.testing.Await;
 import io.relay.testing.TestClusterConfig;
 import java.time.Duration;
@@ -38,8 +37,9 @@ class CodeSweepAcrossNodesTest {
       RelaySettings settings = RelaySettings.create(first.system().settings().config());
       CodeShardStats firstStats = new CodeShardStats();
       CodeShardStats secondStats = new CodeShardStats();
-      ActorRef<CodeStore.Command> issuer = first.spawn(CodeStore.create(settings, clock::get, firstStats, new RelayMetrics()), "codes");
-      second.spawn(CodeStore.create(settings, clock::get, secondStats, new RelayMetrics()), "codes");
+      ActorRef<CodeStore.Command> issuer = first.spawn(CodeStore.create(settings, clock::get), "codes");
+      first.spawn(CodeSweep.create(settings, clock::get, firstStats));
+      second.spawn(CodeSweep.create(settings, clock::get, secondStats));
 
       TestProbe<CodeStore.Issued> issued = first.createTestProbe();
       Set<Integer> shards = new HashSet<>();
@@ -59,7 +59,7 @@ class CodeSweepAcrossNodesTest {
       // three more sweeps of every shard on both nodes: nothing is left to prune, and no shard was pruned twice
       long firstSlices = firstStats.slicesSwept();
       long secondSlices = secondStats.slicesSwept();
-      int threeSweeps = 3 * CodeStore.SWEEP_SLICES;
+      int threeSweeps = 3 * CodeSweep.SLICES;
       Await.until("both nodes sweep every shard three more times", WAIT,
           () -> firstStats.slicesSwept() >= firstSlices + threeSweeps && secondStats.slicesSwept() >= secondSlices + threeSweeps);
       assertEquals(shards.size(), firstStats.prunes() + secondStats.prunes(),
