@@ -47,6 +47,13 @@ final class AdmissionStorm {
   private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(30);
   private static final Pattern URI_FIELD = Pattern.compile("\"uri\"\\s*:\\s*\"([^\"]+)\"");
   private static final int PARTICIPANTS_PER_TOPIC = 3;
+  /**
+   * After a storm its connections are closed and the storm waits until the server uses less than
+   * this much CPU (in cores), so that the next storm meets a server that is done with the last one's
+   * closes, as a failed node's clients meet a cluster that was serving its usual load.
+   */
+  private static final double QUIET_CORES = 0.15;
+  private static final double SETTLE_DEADLINE_SECONDS = 20;
   private static final byte[] HEAD_END = {'\r', '\n', '\r', '\n'};
 
   private final List<URI> access;
@@ -78,7 +85,7 @@ final class AdmissionStorm {
     this.runId = Long.toString(issuedAt % 100_000_000L, 36);
   }
 
-  Map<String, Object> run(int participants, int concurrency, double rate, ServerProbe probe) throws IOException {
+  Map<String, Object> run(int participants, int concurrency, double rate, ServerProbe probe) throws IOException, InterruptedException {
     writerTokens = new String[(participants + PARTICIPANTS_PER_TOPIC - 1) / PARTICIPANTS_PER_TOPIC];
     readerTokens = new String[writerTokens.length];
     for (int t = 0; t < writerTokens.length; t++) {
@@ -123,6 +130,7 @@ final class AdmissionStorm {
     double cpu = probe.cpuSeconds() - cpu0;
     double self = ServerProbe.selfCpuSeconds() - self0;
     admitted.forEach(AdmissionStorm::closeQuietly);
+    double settle = probe.awaitQuiet(QUIET_CORES, SETTLE_DEADLINE_SECONDS);
     long count = admission.count();
     Map<String, Object> r = new LinkedHashMap<>();
     r.put("participants", participants);
@@ -140,6 +148,7 @@ final class AdmissionStorm {
     r.put("admissionP50Ms", BenchRun.ms(admission.quantile(0.5)));
     r.put("admissionP99Ms", BenchRun.ms(admission.quantile(0.99)));
     r.put("admissionMaxMs", BenchRun.ms(admission.max()));
+    r.put("settleSeconds", BenchRun.round(settle, 2));
     r.put("serverCpuSeconds", BenchRun.round(cpu, 2));
     r.put("serverCpuMsPerAdmission", count == 0 ? -1 : BenchRun.round(1000 * cpu / count, 3));
     r.put("generatorCpuMsPerAdmission", count == 0 ? -1 : BenchRun.round(1000 * self / count, 3));

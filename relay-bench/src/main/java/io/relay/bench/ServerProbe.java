@@ -44,6 +44,26 @@ final class ServerProbe {
     return total;
   }
 
+  /**
+   * Waits until the server processes use less than {@code cores} of CPU over a quarter of a second,
+   * or until {@code deadlineSeconds} have passed.
+   *
+   * @return the seconds waited, or -1 if the server was still busy at the deadline
+   */
+  double awaitQuiet(double cores, double deadlineSeconds) throws InterruptedException {
+    long t0 = System.nanoTime();
+    long window = TimeUnit.MILLISECONDS.toNanos(250);
+    while (System.nanoTime() - t0 < deadlineSeconds * 1e9) {
+      double cpu0 = cpuSeconds();
+      long w0 = System.nanoTime();
+      TimeUnit.NANOSECONDS.sleep(window);
+      if ((cpuSeconds() - cpu0) / ((System.nanoTime() - w0) / 1e9) < cores) {
+        return (System.nanoTime() - t0) / 1e9;
+      }
+    }
+    return -1;
+  }
+
   static double selfCpuSeconds() {
     return cpuSecondsOf("self");
   }
