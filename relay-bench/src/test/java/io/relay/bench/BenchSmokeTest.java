@@ -42,6 +42,7 @@ class BenchSmokeTest extends OnASmokeNode {
       assertEquals(30, storm.get("admitted").asLong(), "every participant admitted: " + storm);
       assertEquals(0, storm.get("failures").size(), "no failures: " + storm);
       assertTrue(storm.get("admittedPerS").asDouble() > 0, "a rate reported: " + storm);
+      assertTrue(storm.get("settleSeconds").asDouble() >= 0, "the node was quiet again after the storm's closes: " + storm);
     }
   }
 

@@ -57,6 +57,37 @@ class ReportTest {
     assertTrue(page.contains("| wss W3 delivered MB/s | relay-tls | 500 | nchan 600 | 0.83 | >= 0.8 | met |"), page);
   }
 
+  @Test
+  void connectStormsAreJudgedAgainstTheirGoalsBelowSaturationOnly() throws Exception {
+    Path out = Files.createDirectories(dir.resolve("out"));
+    Files.writeString(out.resolve("iperf3.json"), "{\"end\":{\"sum_received\":{\"bits_per_second\":3.2e10}}}");
+    Files.write(out.resolve("results.jsonl"), List.of(row("W1", "relay", 1.0, 26, 103), row("W1", "nchan-2w", 0.5, 15, 103)));
+    Files.write(out.resolve("admission.jsonl"), List.of(
+        storm("relay-1-node", 1, 0, 4000, 30), storm("relay-1-node", 1, 0, 3500, 35), storm("relay-1-node", 1, 1000, 1000, 20),
+        storm("relay-3-nodes-nginx", 3, 0, 1200, 150), storm("relay-3-nodes-nginx", 3, 500, 500, 120),
+        storm("relay-3-nodes-nginx", 3, 2000, 1500, 900)));
+    Path doc = dir.resolve("benchmarks.md");
+
+    Report.main(new String[] {out.toString(), doc.toString()});
+
+    String page = Files.readString(doc);
+    assertTrue(page.contains("| W6 admitted/s, closed loop | relay-1-node | 4000 | goal 3000 | 1.33 | >= 1.0 | met |"), page);
+    assertTrue(page.contains("| W6 admission p99 ms below saturation (worst storm at 1000 /s) | relay-1-node | 20 | goal 50 | 0.40 | <= 1.0 | met |"), page);
+    assertTrue(page.contains("| W6 admitted/s, closed loop | relay-3-nodes-nginx | 1200 | goal 1000 | 1.20 | >= 1.0 | met |"), page);
+    assertTrue(
+        page.contains("| W6 admission p99 ms below saturation (worst storm at 500 /s) | relay-3-nodes-nginx | 120 | goal 100 | 1.20 | <= 1.0 | **not met** |"),
+        "offered 2,000 a second is beyond three nodes' 1,200 and is not judged:\n" + page);
+    assertTrue(page.contains("| relay-1-node | 0 | 2 | 3500-4000 |"), "one row per configuration and rate, the range over its storms:\n" + page);
+  }
+
+  private static String storm(String label, int nodes, double offered, double admitted, double p99) {
+    return String.format(java.util.Locale.ROOT,
+        "{\"workload\":\"W6\",\"transport\":\"ws\",\"label\":\"%s\",\"accessUrls\":%d,\"offeredPerS\":%s,\"admittedPerS\":%s,"
+            + "\"admissionP99Ms\":%s,\"admissionP50Ms\":1,\"postP50Ms\":1,\"postP99Ms\":2,\"upgradeP50Ms\":1,\"upgradeP99Ms\":2,"
+            + "\"serverCpuMsPerAdmission\":0.3,\"failures\":{}}",
+        label, nodes, offered, admitted, p99);
+  }
+
   private static String row(String workload, String label, double p99, double cpu, double mbps) {
     return row(workload, label, p99, cpu, mbps, "ws");
   }
