@@ -234,9 +234,9 @@ public final class Report {
   static void admission(List<Map<String, Object>> storms, List<Map<String, Object>> w5) {
     md.append("## W6 admission (connect storm: 3,000 participants of topics of 3, each a fresh POST for a code and a fresh upgrade)\n\n"
         + "`relay-bench/run-admission`: one node, and three nodes behind nginx on the same 2 cores (access requests spread over the "
-        + "nodes, upgrades through nginx, which hashes the topic onto a node); twenty warm-up storms, then the same participants "
-        + "coming back, each storm started once the server is quiet again. Offered 0 is the closed loop (64 participants in "
-        + "flight, as fast as the server admits them); otherwise participants are started at that rate and each latency counts "
+        + "nodes, upgrades through nginx, which hashes the topic onto a node); warm-up storms, then the same participants "
+        + "coming back, each storm started once the server is quiet again (how many, and how many at a time: \"This run\", below). "
+        + "Offered 0 is the closed loop (a fixed number of participants in flight, as fast as the server admits them); otherwise participants are started at that rate and each latency counts "
         + "from when its participant was due. Server CPU is every node's and nginx's.\n\n");
     md.append("| server | offered /s | storms | admitted/s | POST p50 / p99 ms | upgrade p50 / p99 ms | admission p50 / p99 ms | "
         + "server CPU ms per admission | failed |\n|---|---|---|---|---|---|---|---|---|\n");
