@@ -9,14 +9,19 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
 import java.util.Map;
 
 /**
  * The scenario report: {@code scenario-report.json} and {@code scenario-report.md} in the report
- * directory, one entry per scenario and proxy, replaced when that scenario runs again.
+ * directory, one entry per scenario and proxy, replaced when that scenario runs again; and {@code
+ * scenario-runs.jsonl} beside them, every run's entry appended as one line with when it ended, so
+ * that repeated runs of a scenario (at size, by hand) keep all their figures.
  */
 public final class ScenarioReport {
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  private static final ObjectMapper COMPACT = new ObjectMapper();
 
   /** One scenario's measured figures. */
   public record Result(
@@ -34,7 +39,7 @@ public final class ScenarioReport {
 
   private ScenarioReport() {}
 
-  /** Adds or replaces {@code result} in the report files. */
+  /** Adds or replaces {@code result} in the report files and appends it to the runs' log. */
   public static synchronized void record(HarnessConfig config, Result result) {
     try {
       Files.createDirectories(config.reportDir());
@@ -62,6 +67,14 @@ public final class ScenarioReport {
       result.extra().forEach((key, value) -> entry.set(key, JSON.valueToTree(value)));
       root.put("machine", machine());
       JSON.writeValue(json.toFile(), root);
+      ObjectNode run = entry.deepCopy();
+      run.put("ended", Instant.now().toString());
+      run.put("machine", machine());
+      Files.writeString(
+          config.reportDir().resolve("scenario-runs.jsonl"),
+          COMPACT.writeValueAsString(run) + "\n",
+          StandardOpenOption.CREATE,
+          StandardOpenOption.APPEND);
       Files.writeString(config.reportDir().resolve("scenario-report.md"), markdown(root));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
