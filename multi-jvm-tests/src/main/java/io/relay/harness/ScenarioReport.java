@@ -21,7 +21,6 @@ import java.util.Map;
  */
 public final class ScenarioReport {
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-  private static final ObjectMapper COMPACT = new ObjectMapper();
 
   /** One scenario's measured figures. */
   public record Result(
@@ -72,7 +71,7 @@ public final class ScenarioReport {
       run.put("machine", machine());
       Files.writeString(
           config.reportDir().resolve("scenario-runs.jsonl"),
-          COMPACT.writeValueAsString(run) + "\n",
+          JSON.writer().without(SerializationFeature.INDENT_OUTPUT).writeValueAsString(run) + "\n",
           StandardOpenOption.CREATE,
           StandardOpenOption.APPEND);
       Files.writeString(config.reportDir().resolve("scenario-report.md"), markdown(root));

@@ -189,7 +189,7 @@ public final class Report {
     }
     Path storms = out.resolve("admission.jsonl");
     if (Files.exists(storms)) {
-      admission(jsonLines(storms), of(plain, "W5"));
+      AdmissionSection.append(jsonLines(storms), of(plain, "W5"));
     }
     long lostBelow = 0, reorderedBelow = 0;
     for (Map<String, Object> x : rows) {
@@ -224,74 +224,6 @@ public final class Report {
             + summary
             + "\n";
     Files.writeString(doc, intro + results + md);
-  }
-
-  /**
-   * W6: one row per configuration and offered rate, the range over its storms; in the summary, each
-   * configuration's closed-loop rate against its goal and its worst p99 at the offered rates below
-   * its saturation (its fastest closed-loop storm) against its goal.
-   */
-  static void admission(List<Map<String, Object>> storms, List<Map<String, Object>> w5) {
-    md.append("## W6 admission (connect storm: 3,000 participants of topics of 3, each a fresh POST for a code and a fresh upgrade)\n\n"
-        + "`relay-bench/run-admission`: one node, and three nodes behind nginx on the same 2 cores (access requests spread over the "
-        + "nodes, upgrades through nginx, which hashes the topic onto a node); warm-up storms, then the same participants "
-        + "coming back, each storm started once the server is quiet again (how many, and how many at a time: \"This run\", below). "
-        + "Offered 0 is the closed loop (a fixed number of participants in flight, as fast as the server admits them); otherwise participants are started at that rate and each latency counts "
-        + "from when its participant was due. Server CPU is every node's and nginx's.\n\n");
-    md.append("| server | offered /s | storms | admitted/s | POST p50 / p99 ms | upgrade p50 / p99 ms | admission p50 / p99 ms | "
-        + "server CPU ms per admission | failed |\n|---|---|---|---|---|---|---|---|---|\n");
-    Map<String, List<Map<String, Object>>> groups = new LinkedHashMap<>();
-    for (Map<String, Object> x : storms) {
-      groups.computeIfAbsent(str(x.get("label")) + " " + fmt(x.get("offeredPerS")), k -> new ArrayList<>()).add(x);
-    }
-    for (List<Map<String, Object>> g : groups.values()) {
-      long failed = 0;
-      for (Map<String, Object> x : g) {
-        for (Object n : obj(x.get("failures")).values()) failed += (long) num(n);
-      }
-      md.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s / %s | %s / %s | %s / %s | %s | %d |%n", g.get(0).get("label"), fmt(g.get(0).get("offeredPerS")),
-          g.size(), range(g, "admittedPerS"), range(g, "postP50Ms"), range(g, "postP99Ms"), range(g, "upgradeP50Ms"), range(g, "upgradeP99Ms"),
-          range(g, "admissionP50Ms"), range(g, "admissionP99Ms"), range(g, "serverCpuMsPerAdmission"), failed));
-    }
-    Set<String> labels = new LinkedHashSet<>();
-    for (Map<String, Object> x : storms) labels.add(str(x.get("label")));
-    for (String label : labels) {
-      List<Map<String, Object>> closed = new ArrayList<>();
-      List<Map<String, Object>> paced = new ArrayList<>();
-      for (Map<String, Object> x : storms) {
-        if (label.equals(str(x.get("label")))) (num(x.get("offeredPerS")) == 0 ? closed : paced).add(x);
-      }
-      if (closed.isEmpty()) continue;
-      boolean oneNode = num(closed.get(0).get("accessUrls")) == 1;
-      double rateGoal = oneNode ? 3000 : 1000;
-      double p99Goal = oneNode ? 50 : 100;
-      double best = bestWhere(closed, label::equals, "admittedPerS", true);
-      summary.append(String.format(Locale.ROOT, "| W6 admitted/s, closed loop | %s | %s | goal %.0f | %.2f | >= 1.0 | %s |%n",
-          label, fmt(best), rateGoal, best / rateGoal, best >= rateGoal ? "met" : "**not met**"));
-      double worstP99 = -1;
-      Set<String> rates = new LinkedHashSet<>();
-      for (Map<String, Object> x : paced) {
-        if (num(x.get("offeredPerS")) < best) {
-          worstP99 = Math.max(worstP99, num(x.get("admissionP99Ms")));
-          rates.add(fmt(x.get("offeredPerS")));
-        }
-      }
-      if (worstP99 >= 0) {
-        summary.append(String.format(Locale.ROOT, "| W6 admission p99 ms below saturation (worst storm at %s /s) | %s | %s | goal %.0f | %.2f | <= 1.0 | %s |%n",
-            String.join(", ", rates), label, fmt(worstP99), p99Goal, worstP99 / p99Goal, worstP99 <= p99Goal ? "met" : "**not met**"));
-      }
-    }
-    List<Map<String, Object>> nchan = new ArrayList<>();
-    for (Map<String, Object> x : w5) if (str(x.get("label")).startsWith("nchan")) nchan.add(x);
-    md.append(nchan.isEmpty() ? "\n" : String.format(Locale.ROOT, "%nFor scale: nchan opens %s WebSocket connections a second in W5 (this run), with no access step.%n%n",
-        range(nchan, "connectsPerS")));
-  }
-
-  /** The range of {@code key} over {@code rows}: "min-max", or one figure when they agree. */
-  static String range(List<Map<String, Object>> rows, String key) {
-    String low = fmt(bestWhere(rows, label -> true, key, false));
-    String high = fmt(bestWhere(rows, label -> true, key, true));
-    return low.equals(high) ? low : low + "-" + high;
   }
 
   /** W5's table: one row per run. */
