@@ -109,6 +109,11 @@ final class Participant extends WholeMessages implements AutoCloseable {
     closeCode.completeExceptionally(error);
   }
 
+  /** A participant connected as not reading starts reading. */
+  void resume() {
+    socket.request(1);
+  }
+
   void sendText(String text) {
     await(socket.sendText(text, true), "sending a text frame");
   }

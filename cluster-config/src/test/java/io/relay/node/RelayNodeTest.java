@@ -10,10 +10,14 @@ import io.relay.testing.Await;
 import io.relay.testing.Tokens;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
@@ -147,6 +151,83 @@ class RelayNodeTest {
       assertEquals(0, droppedFor(topic, true), "nothing was dropped for the fast reader");
       assertFalse(stalled.isClosed(), "a slow reader is not disconnected");
     }
+  }
+
+  /**
+   * Writers write an idle reader's socket from their own threads. A reader that reads nothing at
+   * first fills its socket, which then takes a writer's frame only in part; once it reads, several
+   * writers sending at once must still give it whole messages, each writer's in order, ending with
+   * each writer's last.
+   */
+  @Test
+  void concurrentWritersReachAReaderWhoseSocketFilledWithWholeMessagesInOrder() throws Exception {
+    String topic = "lab/direct";
+    int writers = 3;
+    int messages = 300;
+    int size = 48 * 1024;
+    double partialBefore = node.metric("relay_frames_direct_partial_total");
+    List<Participant> senders = new ArrayList<>();
+    ExecutorService pool = Executors.newFixedThreadPool(writers);
+    try (Participant reader =
+        Participant.connect(access.relayUri(topic, Tokens.session(topic, "read")), false)) {
+      for (int w = 0; w < writers; w++) {
+        senders.add(join(topic, "write"));
+      }
+      // one writer alone until the reader's socket is full: the frame that finds it full is
+      // written by that writer's thread, as the reader is idle
+      for (int n = 0; n < messages / 2; n++) {
+        senders.get(0).sendBinary(pattern(0, n, size));
+      }
+      Await.until(
+          "the stalled reader's full socket took a writer's frame only in part",
+          Duration.ofSeconds(20),
+          () -> node.metric("relay_frames_direct_partial_total") > partialBefore);
+      reader.resume();
+      List<Future<?>> sending = new ArrayList<>();
+      for (int w = 0; w < writers; w++) {
+        Participant sender = senders.get(w);
+        int id = w;
+        sending.add(
+            pool.submit(
+                () -> {
+                  for (int n = id == 0 ? messages / 2 : 0; n < messages; n++) {
+                    sender.sendBinary(pattern(id, n, size));
+                  }
+                }));
+      }
+      for (Future<?> f : sending) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+      int[] next = new int[writers];
+      int done = 0;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (done < writers) {
+        byte[] data = reader.next(Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))).data();
+        int id = data[0];
+        int n = (data[1] & 0xFF) | ((data[2] & 0xFF) << 8);
+        assertArrayEquals(pattern(id, n, size), data, "message " + n + " of writer " + id + " arrived whole");
+        assertTrue(n >= next[id], "writer " + id + "'s message " + n + " arrived after " + (next[id] - 1));
+        next[id] = n + 1;
+        if (n == messages - 1) {
+          done++;
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+      senders.forEach(Participant::close);
+    }
+  }
+
+  /** A message of {@code size} bytes naming its writer and number, the rest a pattern of both. */
+  private static byte[] pattern(int writer, int n, int size) {
+    byte[] data = new byte[size];
+    data[0] = (byte) writer;
+    data[1] = (byte) n;
+    data[2] = (byte) (n >> 8);
+    for (int i = 3; i < size; i++) {
+      data[i] = (byte) (i * 31 + n * 7 + writer);
+    }
+    return data;
   }
 
   /** Frames dropped, per /status, for the read-only connection of the topic (the stalled one or not). */

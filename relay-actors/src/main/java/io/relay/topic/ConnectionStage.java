@@ -7,8 +7,10 @@ import io.relay.ws.CloseFrame;
 import io.relay.ws.CloseHandshake;
 import io.relay.ws.InboundProtocol;
 import io.relay.ws.MemoryBudget;
+import io.relay.ws.SocketOutput;
 import io.relay.ws.WsFrames.Frame;
 import io.relay.ws.WsFrames;
+import java.io.IOException;
 import java.util.ArrayDeque;
 import org.apache.pekko.stream.Attributes;
 import org.apache.pekko.stream.FlowShape;
@@ -33,12 +35,16 @@ import org.apache.pekko.util.ByteString;
  * <p>Keeping it to one stage keeps the per-connection graph, and so the memory per idle
  * connection, small; messages are never re-materialised as sub-streams.
  *
+ * <p>Given its socket ({@link #writeDirectly}), the stage lets the topic's writers write their
+ * frames to it while the stage is idle, from their own threads ({@link OutboundQueue}); it counts
+ * what they write as its own.
+ *
  * <p>Why one class of over 300 lines: a GraphStage's handlers share its mutable state and run on
  * one thread; the protocol's rules are in the {@code ws} package ({@link InboundProtocol}, {@link
  * CloseHandshake}, {@code OutboundQueue}), and what is left here is their wiring to the inlet,
  * outlet, timers and the topic, which only reads as one piece.
  */
-final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>> {
+final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>> implements SocketOutput.Taker {
   private static final Frame PING = WsFrames.frame(WsFrames.PING, ByteString.emptyByteString());
   private static final String PING_TIMER = "ping";
   private static final String CLOSE_TIMER = "close";
@@ -59,6 +65,8 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   private final RelaySettings settings;
   private final RelayMetrics metrics;
   private final MemoryBudget budget;
+  /** The socket writers may write directly, or null: given before the stage runs. */
+  private volatile SocketOutput socket;
 
   ConnectionStage(Connection connection, RelaySettings settings, RelayMetrics metrics, MemoryBudget budget) {
     this.connection = connection;
@@ -72,6 +80,11 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     CutOff() {
       super("connection cut off by the server", null, false, false);
     }
+  }
+
+  @Override
+  public void writeDirectly(SocketOutput output) {
+    this.socket = output;
   }
 
   @Override
@@ -98,6 +111,9 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     private boolean flushTimerStarted;
     private String endReason = "disconnected";
     private long lastOutNanos = System.nanoTime();
+    /** When a writer last wrote a frame to the socket directly. */
+    private volatile long lastDirectNanos = lastOutNanos;
+    private final SocketOutput output = socket;
     /** The last data frame handed to the socket: held until the socket asks for the next. */
     private Frame inFlight;
     private volatile long inFlightBytes;
@@ -114,7 +130,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       shedCallback = createAsyncCallback(ignored -> onShed());
       budget.register(this);
       connection.attached();
-      connection.outbound().attach(() -> wake.invoke(Boolean.TRUE));
+      connection.outbound().attach(() -> wake.invoke(Boolean.TRUE), output == null ? null : this::writeDirectly);
       scheduleWithFixedDelay(PING_TIMER, settings.pingInterval(), settings.pingInterval());
       pull(in);
     }
@@ -223,9 +239,13 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     @Override
     public void onPull() {
       releaseInFlight();
-      Frame control = controls.pollFirst();
-      if (control != null) {
-        pushOut(control);
+      if (!controls.isEmpty()) {
+        Frame partly = connection.outbound().takeOver();
+        if (partly != null) {
+          sendData(partly);
+          return;
+        }
+        pushOut(controls.pollFirst());
         if (controls.isEmpty()) {
           if (lastControlEnds) {
             endOutput();
@@ -242,8 +262,8 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       if (next == null) {
         return;
       }
-      pushOut(next);
       if (next.isClose()) {
+        pushOut(next);
         closeSent = true;
         inbound.discardMessages();
         if (handshake.onServerCloseSent()) {
@@ -252,13 +272,46 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
           scheduleOnce(CLOSE_TIMER, settings.closeTimeout());
         }
       } else {
-        inFlight = next;
-        inFlightBytes = next.payloadLength();
-        int size = next.payloadLength();
-        connection.stats().sent(size, lastOutNanos);
-        metrics.framesOut.inc();
-        metrics.bytesOut.inc(size);
+        sendData(next);
       }
+    }
+
+    /** Hands a data frame to the socket, holding it until the socket asks for the next. */
+    private void sendData(Frame frame) {
+      pushOut(frame);
+      inFlight = frame;
+      inFlightBytes = frame.payloadLength();
+      if (!frame.isRest()) {
+        sent(frame, lastOutNanos);
+      }
+    }
+
+    private void sent(Frame frame, long now) {
+      int size = frame.payloadLength();
+      connection.stats().sent(size, now);
+      metrics.framesOut.inc();
+      metrics.bytesOut.inc(size);
+    }
+
+    /**
+     * Writes a frame to the socket from a writer's thread, while the stage is idle (the queue
+     * makes sure of that and of one writer at a time); counted as sent by this connection.
+     */
+    private int writeDirectly(Frame frame) {
+      int written;
+      try {
+        written = output.write(frame.wire());
+      } catch (IOException e) {
+        return -1; // the stage meets the failure when it writes the frame again
+      }
+      long now = System.nanoTime();
+      lastDirectNanos = now;
+      sent(frame, now);
+      metrics.framesDirect.inc();
+      if (written < frame.wire().length()) {
+        metrics.framesDirectPartial.inc();
+      }
+      return written;
     }
 
     /**
@@ -354,13 +407,19 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
           }
         }
       } else if (PING_TIMER.equals(key)) {
-        long idle = System.nanoTime() - lastOutNanos;
+        long now = System.nanoTime();
+        long idle = Math.min(now - lastOutNanos, now - lastDirectNanos);
         if (idle >= settings.pingInterval().toNanos() / 2
             && isAvailable(out)
             && controls.isEmpty()
             && !closeSent
             && !handshake.isClosing()) {
-          pushOut(PING);
+          Frame partly = connection.outbound().takeOver();
+          if (partly != null) {
+            sendData(partly);
+          } else {
+            pushOut(PING);
+          }
         }
       }
     }

@@ -87,6 +87,8 @@ public final class WsFrames {
     private final byte opcode;
     private final ByteString wire;
     private final ByteString payload;
+    /** For what is left of a partly written frame: that frame; otherwise null. */
+    private final Frame whole;
     private MemoryBudget budget;
     private volatile int holders;
 
@@ -95,9 +97,27 @@ public final class WsFrames {
      * @param payload the payload alone (the same bytes as the end of {@code wire})
      */
     Frame(byte opcode, ByteString wire, ByteString payload) {
+      this(opcode, wire, payload, null);
+    }
+
+    private Frame(byte opcode, ByteString wire, ByteString payload, Frame whole) {
       this.opcode = opcode;
       this.wire = wire;
       this.payload = payload;
+      this.whole = whole;
+    }
+
+    /**
+     * What is left to send of this frame once the socket took its first {@code written} wire
+     * bytes: the rest of the wire bytes, still held as this frame (releasing it releases this one).
+     */
+    public Frame rest(int written) {
+      return new Frame(opcode, wire.drop(written), payload, this);
+    }
+
+    /** Whether this is what was left of a frame partly written (see {@link #rest}). */
+    public boolean isRest() {
+      return whole != null;
     }
 
     public byte opcode() {
@@ -134,7 +154,9 @@ public final class WsFrames {
 
     /** One holder lets go of the frame; the last gives its bytes back to the budget. */
     public void release() {
-      if (budget != null && HOLDERS.decrementAndGet(this) == 0) {
+      if (whole != null) {
+        whole.release();
+      } else if (budget != null && HOLDERS.decrementAndGet(this) == 0) {
         budget.release(payload.size());
       }
     }

@@ -77,7 +77,7 @@ public class FanOutBenchmark {
     readerConnections = new Connection[readers];
     for (int i = 0; i < readers; i++) {
       readerConnections[i] = connection(i + 1, List.of("read"));
-      readerConnections[i].outbound().attach(() -> { });
+      readerConnections[i].outbound().attach(() -> { }, null);
     }
     room.setReaders(readerConnections);
     payload = payload(kind, size);

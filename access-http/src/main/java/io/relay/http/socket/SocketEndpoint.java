@@ -83,6 +83,11 @@ final class SocketEndpoint {
     return channel;
   }
 
+  /** Whether the socket's bytes go through a TLS layer. */
+  boolean isTls() {
+    return tls != null;
+  }
+
   /**
    * Reads into {@code buffer}: the number of bytes read, 0 when none can be read now (then
    * {@link #watch} {@code OP_READ}), -1 when the peer has closed.

@@ -2,6 +2,7 @@ package io.relay.http.socket;
 
 import io.relay.http.log.ServerLog;
 import io.relay.http.log.WarningLimiter;
+import io.relay.ws.SocketOutput;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -389,7 +390,13 @@ public final class SocketServer {
   void switchProtocol(
       SocketEndpoint endpoint, Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten, ByteString unread) {
     try {
-      Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread)).join(flow).run(materializer);
+      boolean direct = !endpoint.isTls() && flow instanceof SocketOutput.Taker;
+      if (direct) {
+        ((SocketOutput.Taker) flow).writeDirectly(SocketStage.output(endpoint));
+      }
+      Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread, direct))
+          .join(flow)
+          .run(materializer);
     } catch (RuntimeException e) {
       warnings.warn("could not switch a connection to its new protocol", e);
       endpoint.reset();

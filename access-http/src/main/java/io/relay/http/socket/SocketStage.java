@@ -18,6 +18,7 @@ import org.apache.pekko.stream.stage.GraphStage;
 import org.apache.pekko.stream.stage.GraphStageLogic;
 import org.apache.pekko.stream.stage.InHandler;
 import org.apache.pekko.stream.stage.OutHandler;
+import io.relay.ws.SocketOutput;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -78,6 +79,11 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private final ByteString unwritten;
   /** Bytes to push first: what the client sent that the node read before the stage started. */
   private final ByteString unread;
+  /**
+   * Whether the stage takes the next bytes only once everything before them is written: the
+   * socket's flow lets other threads write it while nothing is pending ({@link SocketOutput}).
+   */
+  private final boolean pullWhenWritten;
 
   private SocketStage(
       SocketEndpoint endpoint,
@@ -86,7 +92,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       Function<ByteString, O> wrap,
       boolean http,
       ByteString unwritten,
-      ByteString unread) {
+      ByteString unread,
+      boolean pullWhenWritten) {
     this.endpoint = endpoint;
     this.writeBufferBytes = writeBufferBytes;
     this.bytesOf = bytesOf;
@@ -94,6 +101,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     this.http = http;
     this.unwritten = unwritten;
     this.unread = unread;
+    this.pullWhenWritten = pullWhenWritten;
   }
 
   /** The stage under Pekko HTTP's server layer, pushing {@code unread} before it reads the socket. */
@@ -106,16 +114,39 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         bytes -> new TLSProtocol.SessionBytes(NO_TLS, bytes),
         true,
         ByteString.emptyByteString(),
-        unread);
+        unread,
+        false);
   }
 
   /**
    * The stage under a protocol the connection switched to, writing {@code unwritten} first and
-   * pushing {@code unread} before it reads the socket.
+   * pushing {@code unread} before it reads the socket. With {@code pullWhenWritten} it takes the
+   * next bytes only once everything before them is written (so that, while it waits for bytes,
+   * other threads may write the socket through {@link #output}); otherwise it gathers up to
+   * {@code writeBufferBytes} while the socket is full.
    */
   static SocketStage<ByteString, ByteString> bytes(
-      SocketEndpoint endpoint, int writeBufferBytes, ByteString unwritten, ByteString unread) {
-    return new SocketStage<>(endpoint, writeBufferBytes, bytes -> bytes, bytes -> bytes, false, unwritten, unread);
+      SocketEndpoint endpoint, int writeBufferBytes, ByteString unwritten, ByteString unread, boolean pullWhenWritten) {
+    return new SocketStage<>(
+        endpoint, writeBufferBytes, bytes -> bytes, bytes -> bytes, false, unwritten, unread, pullWhenWritten);
+  }
+
+  /**
+   * A plain socket as other threads write it, while the stage serving it has nothing to write:
+   * through the writing thread's own direct buffer, in one call.
+   */
+  static SocketOutput output(SocketEndpoint endpoint) {
+    return bytes -> {
+      ByteBuffer buffer = WRITE_BUFFER.get();
+      buffer.clear();
+      (bytes.length() > buffer.capacity() ? bytes.take(buffer.capacity()) : bytes).copyToBuffer(buffer);
+      buffer.flip();
+      int n = endpoint.write(buffer);
+      if (n > 0) {
+        endpoint.active();
+      }
+      return n;
+    };
   }
 
   @Override
@@ -151,11 +182,11 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     public void preStart() {
       AsyncCallback<Integer> ready = createAsyncCallback(this::onReady);
       endpoint.attach(ops -> ready.invoke(ops));
-      pull(in);
       if (!unwritten.isEmpty()) {
         enqueue(unwritten);
         write();
       }
+      pullIfRoom();
     }
 
     @Override
@@ -320,7 +351,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     }
 
     private void pullIfRoom() {
-      if (!isClosed(in) && !hasBeenPulled(in) && toWriteBytes < writeBufferBytes) {
+      boolean room = pullWhenWritten ? toWrite.isEmpty() && !waitingWritable : toWriteBytes < writeBufferBytes;
+      if (room && !isClosed(in) && !hasBeenPulled(in)) {
         pull(in);
       }
     }

@@ -1,0 +1,24 @@
+package io.relay.ws;
+
+import java.io.IOException;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * A connection's socket as the threads of other connections may write it: the writers of a topic
+ * write a frame to an idle reader's socket themselves ({@link OutboundQueue}), instead of handing
+ * it to the reader's own stream. Only plain sockets are written this way; a TLS connection's
+ * bytes are encrypted by its own stream.
+ */
+public interface SocketOutput {
+  /**
+   * Writes as much of {@code bytes} as the socket takes now, without blocking.
+   *
+   * @return how many bytes the socket took
+   */
+  int write(ByteString bytes) throws IOException;
+
+  /** A protocol's flow that lets writers write its socket directly, given the socket before it runs. */
+  interface Taker {
+    void writeDirectly(SocketOutput output);
+  }
+}
