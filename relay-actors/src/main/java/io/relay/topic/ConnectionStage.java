@@ -35,7 +35,7 @@ import org.apache.pekko.util.ByteString;
  * <p>Keeping it to one stage keeps the per-connection graph, and so the memory per idle
  * connection, small; messages are never re-materialised as sub-streams.
  *
- * <p>Given its socket ({@link #writeDirectly}), the stage lets the topic's writers write their
+ * <p>Given its socket ({@link #useSocket}), the stage lets the topic's writers write their
  * frames to it while the stage is idle, from their own threads ({@link OutboundQueue}); it counts
  * what they write as its own.
  *
@@ -44,7 +44,7 @@ import org.apache.pekko.util.ByteString;
  * CloseHandshake}, {@code OutboundQueue}), and what is left here is their wiring to the inlet,
  * outlet, timers and the topic, which only reads as one piece.
  */
-final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>> implements SocketOutput.Taker {
+final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>> implements SocketOutput.User {
   private static final Frame PING = WsFrames.frame(WsFrames.PING, ByteString.emptyByteString());
   private static final String PING_TIMER = "ping";
   private static final String CLOSE_TIMER = "close";
@@ -83,7 +83,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   }
 
   @Override
-  public void writeDirectly(SocketOutput output) {
+  public void useSocket(SocketOutput output) {
     this.socket = output;
   }
 
@@ -358,14 +358,19 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
 
     /**
      * Closes with 1013 at once, like a failure: the close goes out next and the connection ends
-     * once it is written. A connection whose socket has not yet taken the last frame could not
-     * take the close either: it is cut off at once, which frees what its socket holds too.
+     * once it is written. A connection whose socket has not yet taken the last frame (handed to
+     * it by the stage, or written in part by a writer) could not take the close either: it is
+     * cut off at once, which frees what its socket holds too.
      */
     private void onShed() {
       endReason = SHED_REASON;
       inbound.discardMessages();
       connection.close(CloseCodes.TRY_AGAIN_LATER, "node memory budget");
-      if (inFlight != null || !handshake.onFailure()) {
+      Frame partly = connection.outbound().takeOver();
+      if (partly != null) {
+        partly.release();
+      }
+      if (partly != null || inFlight != null || !handshake.onFailure()) {
         cutOff();
       } else {
         onWake();

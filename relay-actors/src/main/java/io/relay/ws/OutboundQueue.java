@@ -7,10 +7,10 @@ import java.util.ArrayDeque;
  * One connection's bounded outbound queue, fed by writers on any thread and drained by the
  * connection's own stream.
  *
- * <p>It never blocks or slows a writer: past {@code maxMessages} or {@code maxBytes} the oldest
- * queued frames are dropped and counted (the newest frame is always kept). A close request either
- * discards what is queued and is delivered next, or (a graceful close) lets what is already queued
- * go first; either way nothing is queued after it. The drain side registers a wake-up that is run
+ * <p>It never blocks a writer, and a slow reader never slows one: past {@code maxMessages} or
+ * {@code maxBytes} the oldest queued frames are dropped and counted (the newest frame is always
+ * kept). A close request either discards what is queued and is delivered next, or (a graceful
+ * close) lets what is already queued go first; either way nothing is queued after it. The drain side registers a wake-up that is run
  * once when a frame arrives at an empty queue it is waiting on, so a busy connection costs no
  * cross-thread signal per frame; a close request always wakes it.
  *

@@ -18,7 +18,7 @@ public interface SocketOutput {
   int write(ByteString bytes) throws IOException;
 
   /** A protocol's flow that lets writers write its socket directly, given the socket before it runs. */
-  interface Taker {
-    void writeDirectly(SocketOutput output);
+  interface User {
+    void useSocket(SocketOutput output);
   }
 }

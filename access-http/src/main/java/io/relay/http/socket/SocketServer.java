@@ -390,9 +390,9 @@ public final class SocketServer {
   void switchProtocol(
       SocketEndpoint endpoint, Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten, ByteString unread) {
     try {
-      boolean direct = !endpoint.isTls() && flow instanceof SocketOutput.Taker;
+      boolean direct = !endpoint.isTls() && flow instanceof SocketOutput.User;
       if (direct) {
-        ((SocketOutput.Taker) flow).writeDirectly(SocketStage.output(endpoint));
+        ((SocketOutput.User) flow).useSocket(SocketStage.output(endpoint));
       }
       Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread, direct))
           .join(flow)
