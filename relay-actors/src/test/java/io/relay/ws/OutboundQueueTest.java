@@ -113,6 +113,8 @@ class OutboundQueueTest {
     private final List<ByteString> written = new CopyOnWriteArrayList<>();
     private final AtomicInteger wakeups = new AtomicInteger();
     private final OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    /** Lets the write of {@link #startWriterThatWaitsInTheSink} finish. */
+    private final CountDownLatch finish = new CountDownLatch(1);
 
     private Frame shared(int size) {
       Frame frame = frame(size);
@@ -196,21 +198,8 @@ class OutboundQueueTest {
 
     @Test
     void aWriteUnderWayHoldsOffOtherWritersAndTheDrainSide() throws Exception {
-      CountDownLatch inSink = new CountDownLatch(1);
-      CountDownLatch finish = new CountDownLatch(1);
-      queue.attach(
-          wakeups::incrementAndGet,
-          frame -> {
-            inSink.countDown();
-            await(finish, "the test to let the write finish");
-            written.add(frame.wire());
-            return frame.wire().length();
-          });
-      assertNull(queue.poll());
       Frame first = shared(100);
-      Thread writer = new Thread(() -> queue.offer(first), "writer");
-      writer.start();
-      await(inSink, "the writer to start writing");
+      Thread writer = startWriterThatWaitsInTheSink(first);
       Frame second = shared(100);
       queue.offer(second);
       assertEquals(1, queue.size(), "a second writer's frame is queued while the first writes");
@@ -234,24 +223,33 @@ class OutboundQueueTest {
 
     @Test
     void aWriterWakesTheDrainSideForWhatWasQueuedDuringItsWrite() throws Exception {
-      CountDownLatch inSink = new CountDownLatch(1);
-      CountDownLatch finish = new CountDownLatch(1);
-      queue.attach(
-          wakeups::incrementAndGet,
-          frame -> {
-            inSink.countDown();
-            await(finish, "the test to let the write finish");
-            return frame.wire().length();
-          });
-      assertNull(queue.poll());
-      Thread writer = new Thread(() -> queue.offer(shared(100)), "writer");
-      writer.start();
-      await(inSink, "the writer to start writing");
+      Thread writer = startWriterThatWaitsInTheSink(shared(100));
       queue.offer(shared(100));
       finish.countDown();
       writer.join(10_000);
       assertFalse(writer.isAlive(), "the writer did not finish");
       assertEquals(1, wakeups.get(), "woken once the write ended, for the queued frame");
+    }
+
+    /**
+     * Makes the drain side idle and starts a writer offering {@code frame}, whose write (taking
+     * the whole frame) goes on only once {@link #finish} is counted down; returns once it writes.
+     */
+    private Thread startWriterThatWaitsInTheSink(Frame frame) {
+      CountDownLatch inSink = new CountDownLatch(1);
+      queue.attach(
+          wakeups::incrementAndGet,
+          offered -> {
+            inSink.countDown();
+            await(finish, "the test to let the write finish");
+            written.add(offered.wire());
+            return offered.wire().length();
+          });
+      assertNull(queue.poll());
+      Thread writer = new Thread(() -> queue.offer(frame), "writer");
+      writer.start();
+      await(inSink, "the writer to start writing");
+      return writer;
     }
 
     private void await(CountDownLatch latch, String what) {
