@@ -42,7 +42,8 @@ import org.apache.pekko.util.ByteString;
  * <p>Why one class of over 300 lines: a GraphStage's handlers share its mutable state and run on
  * one thread; the protocol's rules are in the {@code ws} package ({@link InboundProtocol}, {@link
  * CloseHandshake}, {@code OutboundQueue}), and what is left here is their wiring to the inlet,
- * outlet, timers and the topic, which only reads as one piece.
+ * outlet, timers, the topic and the writers that write the socket directly, which only reads as
+ * one piece.
  */
 final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>> implements SocketOutput.User {
   private static final Frame PING = WsFrames.frame(WsFrames.PING, ByteString.emptyByteString());
@@ -240,9 +241,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     public void onPull() {
       releaseInFlight();
       if (!controls.isEmpty()) {
-        Frame partly = connection.outbound().takeOver();
-        if (partly != null) {
-          sendData(partly);
+        if (sendRestFirst()) {
           return;
         }
         pushOut(controls.pollFirst());
@@ -274,6 +273,19 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       } else {
         sendData(next);
       }
+    }
+
+    /**
+     * Before a frame of the stage's own: stops writers writing the socket and sends what one of
+     * them left of a frame, if anything. True if it did, and the stage's frame must wait.
+     */
+    private boolean sendRestFirst() {
+      Frame partly = connection.outbound().takeOver();
+      if (partly == null) {
+        return false;
+      }
+      sendData(partly);
+      return true;
     }
 
     /** Hands a data frame to the socket, holding it until the socket asks for the next. */
@@ -419,10 +431,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
             && controls.isEmpty()
             && !closeSent
             && !handshake.isClosing()) {
-          Frame partly = connection.outbound().takeOver();
-          if (partly != null) {
-            sendData(partly);
-          } else {
+          if (!sendRestFirst()) {
             pushOut(PING);
           }
         }

@@ -10,9 +10,10 @@ import java.util.ArrayDeque;
  * <p>It never blocks a writer, and a slow reader never slows one: past {@code maxMessages} or
  * {@code maxBytes} the oldest queued frames are dropped and counted (the newest frame is always
  * kept). A close request either discards what is queued and is delivered next, or (a graceful
- * close) lets what is already queued go first; either way nothing is queued after it. The drain side registers a wake-up that is run
- * once when a frame arrives at an empty queue it is waiting on, so a busy connection costs no
- * cross-thread signal per frame; a close request always wakes it.
+ * close) lets what is already queued go first; either way nothing is queued after it. The drain
+ * side registers a wake-up that is run once when a frame arrives at an empty queue it is waiting
+ * on, so a busy connection costs no cross-thread signal per frame; a close request always wakes
+ * it.
  *
  * <p>While the drain side is idle (its last {@link #poll} found nothing, and everything it sent is
  * written), a frame offered is written to the connection's socket at once, from the offering
@@ -215,10 +216,8 @@ public final class OutboundQueue {
    * close arrives. The caller releases the frame once it no longer holds it.
    */
   public synchronized Frame poll() {
-    awaitWriter();
-    if (rest != null) {
-      Frame partly = rest;
-      rest = null;
+    Frame partly = takeOver();
+    if (partly != null) {
       return partly;
     }
     if (closeFrame != null && (!flushFirst || frames.isEmpty())) {
@@ -247,14 +246,6 @@ public final class OutboundQueue {
    *     drain side's own frame (the caller releases it), or null
    */
   public synchronized Frame takeOver() {
-    awaitWriter();
-    Frame partly = rest;
-    rest = null;
-    return partly;
-  }
-
-  /** Ends the drain side's idleness and waits until no writer writes the socket. */
-  private void awaitWriter() {
     idle = false;
     boolean interrupted = false;
     while (writing) {
@@ -268,6 +259,9 @@ public final class OutboundQueue {
     if (interrupted) {
       Thread.currentThread().interrupt();
     }
+    Frame partly = rest;
+    rest = null;
+    return partly;
   }
 
   /**

@@ -135,6 +135,18 @@ class OutboundQueueTest {
           });
     }
 
+    /**
+     * Makes the drain side idle, with a sink taking at most {@code takes} bytes of each frame, and
+     * offers it a frame of 100 bytes.
+     */
+    private Frame offerToAnIdleReader(int takes) {
+      attach(takes);
+      assertNull(queue.poll());
+      Frame frame = shared(100);
+      queue.offer(frame);
+      return frame;
+    }
+
     @Test
     void anIdleReaderIsWrittenByTheWriterWithoutAWakeUp() {
       attach(Integer.MAX_VALUE);
@@ -157,10 +169,7 @@ class OutboundQueueTest {
 
     @Test
     void whatTheSocketDidNotTakeIsSentFirstEvenBeforeAClose() {
-      attach(7);
-      assertNull(queue.poll());
-      Frame frame = shared(100);
-      queue.offer(frame);
+      Frame frame = offerToAnIdleReader(7);
       assertEquals(List.of(frame.wire().take(7)), written);
       assertEquals(1, wakeups.get(), "the drain side is woken for the rest");
       queue.offer(shared(10));
@@ -176,10 +185,7 @@ class OutboundQueueTest {
 
     @Test
     void theDrainSidesOwnFrameWaitsForTheRest() {
-      attach(0);
-      assertNull(queue.poll());
-      Frame frame = shared(100);
-      queue.offer(frame);
+      Frame frame = offerToAnIdleReader(0);
       Frame rest = queue.takeOver();
       assertEquals(frame.wire(), rest.wire(), "a socket that took nothing leaves the whole frame to send first");
       assertNull(queue.takeOver(), "nothing left before the drain side's own frame");
@@ -189,10 +195,7 @@ class OutboundQueueTest {
 
     @Test
     void aFailedWriteLeavesTheFrameToTheDrainSide() {
-      attach(-1);
-      assertNull(queue.poll());
-      Frame frame = shared(100);
-      queue.offer(frame);
+      Frame frame = offerToAnIdleReader(-1);
       assertSame(frame, queue.poll(), "the drain side writes it and meets the failure");
     }
 

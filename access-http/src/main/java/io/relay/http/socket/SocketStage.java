@@ -1,5 +1,6 @@
 package io.relay.http.socket;
 
+import io.relay.ws.SocketOutput;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -18,7 +19,6 @@ import org.apache.pekko.stream.stage.GraphStage;
 import org.apache.pekko.stream.stage.GraphStageLogic;
 import org.apache.pekko.stream.stage.InHandler;
 import org.apache.pekko.stream.stage.OutHandler;
-import io.relay.ws.SocketOutput;
 import org.apache.pekko.util.ByteString;
 
 /**
