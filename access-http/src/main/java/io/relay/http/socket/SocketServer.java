@@ -50,7 +50,8 @@ import scala.concurrent.duration.FiniteDuration;
  * <p>Why: with Pekko's TCP, every read and write of a connection passes through a connection
  * actor and back (data, then an ack or "resume reading"), several hand-overs per relayed frame on
  * a machine with one dispatcher thread per core. Here a connection's stream reads and writes its
- * socket itself; one selector thread only reports sockets that turned readable or writable. And a
+ * socket itself; one selector thread reports sockets that turned readable or writable, and reads
+ * a plain WebSocket's bytes for its stream while the stream waits for them. And a
  * code request or a WebSocket admitted costs no HTTP stream at all: no parser, renderer and
  * server graph materialised, started and torn down per connection.
  *
@@ -302,16 +303,11 @@ public final class SocketServer {
       accept();
       return;
     }
-    int ready;
-    try {
-      ready = key.readyOps();
-      key.interestOpsAnd(~ready);
-    } catch (CancelledKeyException e) {
-      return; // its stage closed the socket meanwhile, on another thread
-    }
     SocketEndpoint endpoint = (SocketEndpoint) key.attachment();
     try {
-      endpoint.ready(ready);
+      endpoint.selected(key.readyOps());
+    } catch (CancelledKeyException e) {
+      // its stage closed the socket meanwhile, on another thread
     } catch (RuntimeException e) {
       // a bug in one connection's reader must not stop the selector, which serves the whole port
       warnings.error("a connection failed unexpectedly and was closed", e);

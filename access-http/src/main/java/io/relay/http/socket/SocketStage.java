@@ -26,13 +26,15 @@ import org.apache.pekko.util.ByteString;
  * from it are pushed out. Under Pekko HTTP's server layer they travel in the TLS protocol's
  * plain-text envelopes that the layer speaks (what Pekko's {@code TLSPlacebo} would add as two
  * more stages per connection); under the protocol an upgrade switched the connection to, as bytes. The stage
- * reads and writes the socket itself, on its own stream's thread; the {@link SocketServer}'s
- * selector thread only tells it when a socket that had nothing to read became readable, or one
- * that was full became writable.
+ * writes the socket itself, on its own stream's thread, and reads it there too, except on a plain
+ * socket under a switched protocol while it waits for bytes: there the {@link SocketServer}'s
+ * selector thread reads them for it as soon as they arrive ({@link SocketEndpoint#readBy}).
+ * Otherwise the selector thread only tells the stage when a socket that had nothing to read became
+ * readable, or one that was full became writable.
  *
  * <p>Reads happen only on demand: a read that finds nothing asks the selector to watch the socket,
- * and while the stream does not pull, nothing is read and TCP's own window pushes back on the
- * peer. Writes go straight to the socket; while the socket is full, further bytes are gathered
+ * and while the stream does not pull, nothing is read (not by the selector either) and TCP's own
+ * window pushes back on the peer. Writes go straight to the socket; while the socket is full, further bytes are gathered
  * up to {@code writeBufferBytes} before the stage stops pulling. When the peer closes its side,
  * the outlet completes and what is being written still goes out (as with Pekko's TCP stage
  * without half-close). When the stream stops reading, the socket is closed once what is gathered
@@ -54,9 +56,6 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private static final int BUFFER_BYTES = 128 * 1024;
   /** The session of plain-text bytes (protocol SSL_NULL_WITH_NULL_NULL), as TLSPlacebo's. */
   private static final SSLSession NO_TLS = plainSession();
-  /** Each stream thread's read buffer: a read copies exactly the bytes it got out of it. */
-  private static final ThreadLocal<ByteBuffer> READ_BUFFER =
-      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BUFFER_BYTES));
   /**
    * Each stream thread's write buffer: what is to be written is copied into it and written in
    * one call (the copy the JDK would make into its own temporary buffer, one per part).
@@ -84,6 +83,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
    * socket's flow lets other threads write it while nothing is pending ({@link SocketOutput}).
    */
   private final boolean pullWhenWritten;
+  /** Whether the selector reads the socket while the stage waits for bytes. */
+  private final boolean selectorReads;
 
   private SocketStage(
       SocketEndpoint endpoint,
@@ -102,6 +103,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     this.unwritten = unwritten;
     this.unread = unread;
     this.pullWhenWritten = pullWhenWritten;
+    this.selectorReads = !http && !endpoint.isTls();
   }
 
   /** The stage under Pekko HTTP's server layer, pushing {@code unread} before it reads the socket. */
@@ -120,7 +122,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
 
   /**
    * The stage under a protocol the connection switched to, writing {@code unwritten} first and
-   * pushing {@code unread} before it reads the socket. With {@code pullWhenWritten} it takes the
+   * pushing {@code unread} before it reads the socket; on a plain socket the selector reads for it
+   * while it waits for bytes. With {@code pullWhenWritten} it takes the
    * next bytes only once everything before them is written (so that, while it waits for bytes,
    * other threads may write the socket through {@link #output}); otherwise it gathers up to
    * {@code writeBufferBytes} while the socket is full.
@@ -170,7 +173,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     private boolean shutdownOutputWhenWritten;
     /** Request heads, followed under HTTP only. */
     private final RequestHeads heads = http ? new RequestHeads() : null;
-    /** Bytes read before the stage started and not pushed yet. */
+    /** Bytes read and not pushed yet: what was read before the stage started. */
     private ByteString held = unread.isEmpty() ? null : unread;
 
     Logic() {
@@ -182,6 +185,10 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     public void preStart() {
       AsyncCallback<Integer> ready = createAsyncCallback(this::onReady);
       endpoint.attach(ops -> ready.invoke(ops));
+      if (selectorReads) {
+        AsyncCallback<Object> readBySelector = createAsyncCallback(this::onReadBySelector);
+        endpoint.readBy(readBySelector::invoke);
+      }
       if (!unwritten.isEmpty()) {
         enqueue(unwritten);
         write();
@@ -202,7 +209,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         ByteString bytes = held;
         held = null;
         deliver(bytes);
-      } else {
+      } else if (!selectorReads || !endpoint.wantBytes()) {
         read();
       }
     }
@@ -213,24 +220,35 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     }
 
     private void read() {
-      ByteBuffer buffer = READ_BUFFER.get();
-      buffer.clear();
-      int n;
+      ByteString bytes;
       try {
-        n = endpoint.read(buffer);
+        bytes = endpoint.readBytes();
       } catch (IOException e) {
         failStage(e);
         return;
       }
-      if (n > 0) {
-        buffer.flip();
-        byte[] bytes = new byte[n];
-        buffer.get(bytes);
-        endpoint.active();
-        deliver(ByteString.fromArrayUnsafe(bytes));
-      } else if (n == 0) {
-        endpoint.watch(SelectionKey.OP_READ);
+      if (bytes == null) {
+        complete(out);
+      } else if (!bytes.isEmpty()) {
+        deliver(bytes);
+      } else if (selectorReads) {
+        endpoint.readOnSelector();
       } else {
+        endpoint.watch(SelectionKey.OP_READ);
+      }
+    }
+
+    /** What the selector read for the stage, which waited for bytes. */
+    private void onReadBySelector(Object result) {
+      if (result instanceof ByteString bytes) {
+        if (isAvailable(out)) {
+          deliver(bytes);
+        } else if (!isClosed(out)) {
+          held = bytes;
+        }
+      } else if (result instanceof IOException e) {
+        failStage(e);
+      } else if (!isClosed(out)) {
         complete(out);
       }
     }
@@ -376,7 +394,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         write();
         pullIfRoom();
       }
-      if ((ops & SelectionKey.OP_READ) != 0 && isAvailable(out) && held == null) {
+      if ((ops & SelectionKey.OP_READ) != 0 && !selectorReads && isAvailable(out) && held == null) {
         read();
       }
     }
