@@ -7,7 +7,8 @@ import org.apache.pekko.stream.Materializer;
 
 /**
  * The materializer of the node's client connections: their streams run on a dispatcher of their
- * own, {@code relay-connections-dispatcher} (one thread per core, this module's reference.conf),
+ * own, {@code relay-connections-dispatcher} (one thread per core, this module's reference.conf,
+ * and the client ports' selector threads for what they wake while idle: {@link SelectorRuns}),
  * apart from the default dispatcher, where the actors and the management port's routes and
  * health checks run: {@code /ready} and {@code /metrics} answer while the connections keep every
  * core busy.

@@ -50,8 +50,9 @@ import scala.concurrent.duration.FiniteDuration;
  * <p>Why: with Pekko's TCP, every read and write of a connection passes through a connection
  * actor and back (data, then an ack or "resume reading"), several hand-overs per relayed frame on
  * a machine with one dispatcher thread per core. Here a connection's stream reads and writes its
- * socket itself; one selector thread reports sockets that turned readable or writable, and reads
- * a plain WebSocket's bytes for its stream while the stream waits for them. And a
+ * socket itself; one selector thread reports sockets that turned readable or writable, reads
+ * a plain WebSocket's bytes for its stream while the stream waits for them, and, when it is not
+ * busy, runs the streams it wakes itself ({@link SelectorRuns}). And a
  * code request or a WebSocket admitted costs no HTTP stream at all: no parser, renderer and
  * server graph materialised, started and torn down per connection.
  *
@@ -104,6 +105,8 @@ public final class SocketServer {
   private volatile boolean waitingForSlot;
   // accept failures, on the selector thread only
   private final AcceptBackoff backoff;
+  /** When the selector's current round found its first ready socket, or 0; selector thread only. */
+  private long firstReady;
 
 
   /** What the node's client ports share: their settings, connection slots and counters. */
@@ -272,6 +275,7 @@ public final class SocketServer {
   }
 
   private void run() {
+    SelectorRuns.adopt();
     try {
       while (running) {
         long paused = backoff.remaining(System.nanoTime());
@@ -280,15 +284,20 @@ public final class SocketServer {
           resumeAccepting();
           continue;
         }
+        long polled = System.nanoTime();
+        firstReady = 0;
         selector.select(this::onSelected, paused <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(paused)));
+        boolean waited = firstReady == 0 || firstReady - polled >= SelectorRuns.IDLE_NANOS;
         for (Runnable task; (task = tasks.poll()) != null; ) {
           task.run();
         }
+        SelectorRuns.runQueued(waited);
       }
     } catch (IOException | RuntimeException e) {
       LOG.error("the socket selector failed; the port stops serving", e);
     } finally {
       endpoints.forEach(SocketEndpoint::reset);
+      SelectorRuns.release();
       try {
         server.close();
         selector.close();
@@ -299,6 +308,9 @@ public final class SocketServer {
   }
 
   private void onSelected(SelectionKey key) {
+    if (firstReady == 0) {
+      firstReady = System.nanoTime();
+    }
     if (key == acceptKey) {
       accept();
       return;
