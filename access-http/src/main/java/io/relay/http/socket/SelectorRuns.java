@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * to another thread. The selector does so only in a round for which it had waited at least {@link
  * #IDLE_NANOS}, and for at most {@link #RUN_NANOS}; it hands the rest, and everything of a round
  * whose sockets were ready at once, to the pool, so that a busy port spreads its work over every
- * core and its sockets are polled again soon. Work scheduled from any other thread, and any task that is not an actor's
- * mailbox (a TLS handshake's signing, a future's callback), goes to the pool.
+ * core and its sockets are polled again soon. Work scheduled from any other thread, and any task
+ * that is not an actor's mailbox (a TLS handshake's signing, a future's callback), goes to the
+ * pool.
  *
  * <p>Configured as the dispatcher's {@code executor} (access-http's reference.conf), with its
  * {@code fork-join-executor} section for the pool.

@@ -43,6 +43,11 @@ import tlschannel.TlsChannel;
  * selector stops watching it and the stage reads it itself when it wants more, watching it again
  * only when its own read finds nothing: a stream that keeps a socket full is read by its stage in a
  * loop, and the selector never reads more than its stage asked for.
+ *
+ * <p>Why one class of over 400 lines: it is the one object through which the selector thread and
+ * the socket's stage share a socket, and each of its parts (reads, the selector's reads for the
+ * stage, writes, the TLS layer's waits, interest, readiness, activity and closing) changes the
+ * same key and the same socket's state; the TLS buffers are their own class ({@link TlsBuffers}).
  */
 final class SocketEndpoint {
   private static final TlsBuffers BUFFERS = new TlsBuffers();
