@@ -34,15 +34,15 @@ import org.apache.pekko.util.ByteString;
  *
  * <p>Reads happen only on demand: a read that finds nothing asks the selector to watch the socket,
  * and while the stream does not pull, nothing is read (not by the selector either) and TCP's own
- * window pushes back on the peer. Writes go straight to the socket; while the socket is full, further bytes are gathered
- * up to {@code writeBufferBytes} before the stage stops pulling. When the peer closes its side,
- * the outlet completes and what is being written still goes out (as with Pekko's TCP stage
- * without half-close). When the stream stops reading, the socket is closed once what is gathered
- * has been written. When the stream finishes writing, under HTTP the socket is closed the same
- * way; under a switched protocol only the socket's output is shut down once everything is
- * written (a FIN), and the peer's bytes are read on until the stream stops reading: a WebSocket
- * server ends the TCP connection first, and a peer's late bytes must not turn its close into a
- * reset that could destroy the close frame in flight. A failure from upstream resets the
+ * window pushes back on the peer. Writes go straight to the socket; while the socket is full,
+ * further bytes are gathered up to {@code writeBufferBytes} before the stage stops pulling. When
+ * the peer closes its side, the outlet completes and what is being written still goes out (as with
+ * Pekko's TCP stage without half-close). When the stream stops reading, the socket is closed once
+ * what is gathered has been written. When the stream finishes writing, under HTTP the socket is
+ * closed the same way; under a switched protocol only the socket's output is shut down once
+ * everything is written (a FIN), and the peer's bytes are read on until the stream stops reading: a
+ * WebSocket server ends the TCP connection first, and a peer's late bytes must not turn its close
+ * into a reset that could destroy the close frame in flight. A failure from upstream resets the
  * connection.
  *
  * <p>Under HTTP the stage follows request heads ({@link RequestHeads}) so that the server's header
