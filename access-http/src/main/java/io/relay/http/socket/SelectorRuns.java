@@ -22,10 +22,9 @@ import org.slf4j.LoggerFactory;
  * with the bytes the selector read for it, or told its socket is writable) runs on that selector
  * thread, once the selector has gone through the sockets it found ready, instead of waking a thread
  * of the pool: a frame read from a writer is relayed by the thread that read it, with no hand-over
- * to another thread. The selector does so only in a round for which it had waited at least {@link
- * #IDLE_NANOS}, and for at most {@link #RUN_NANOS}; it hands the rest, and everything of a round
- * whose sockets were ready at once, to the pool, so that a busy port spreads its work over every
- * core and its sockets are polled again soon. Work scheduled from any other thread, and any task
+ * to another thread. The selector does so for at most {@link #RUN_NANOS} a round and hands the
+ * rest to the pool, so that its sockets are polled again soon; a port has a selector per core
+ * ({@link PortSelector}), so a busy port's work is spread over the cores by its selectors. Work scheduled from any other thread, and any task
  * that is not an actor's mailbox (a TLS handshake's signing, a future's callback), goes to the
  * pool.
  *
@@ -36,12 +35,6 @@ public final class SelectorRuns extends ExecutorServiceConfigurator {
   private static final Logger LOG = LoggerFactory.getLogger(SelectorRuns.class);
   /** How long a selector thread runs the work it scheduled before handing the rest to the pool. */
   static final long RUN_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
-
-  /**
-   * How long a selector must have waited for its sockets for it to run what it wakes: a selector
-   * that found sockets ready at once is busy, and its work goes to the pool.
-   */
-  static final long IDLE_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
 
   /** A selector thread's work: set on selector threads only. */
   private static final ThreadLocal<Queue> QUEUE = new ThreadLocal<>();
@@ -66,15 +59,14 @@ public final class SelectorRuns extends ExecutorServiceConfigurator {
 
   /**
    * On a selector thread: runs the mailboxes it scheduled since the last call, and those they
-   * schedule in turn, for at most {@link #RUN_NANOS} if it {@code waited} for its sockets; hands
-   * the rest to their pool.
+   * schedule in turn, for at most {@link #RUN_NANOS}; hands the rest to their pool.
    */
-  static void runQueued(boolean waited) {
+  static void runQueued() {
     Queue queue = QUEUE.get();
     if (queue.tasks.isEmpty()) {
       return;
     }
-    long deadline = waited ? System.nanoTime() + RUN_NANOS : System.nanoTime();
+    long deadline = System.nanoTime() + RUN_NANOS;
     Runnable task;
     while ((task = queue.tasks.poll()) != null) {
       if (System.nanoTime() - deadline < 0) {

@@ -69,6 +69,7 @@ final class SocketEndpoint {
   private static final int READ_BY_STAGE = 2;
 
   private final SocketServer server;
+  private final PortSelector selector;
   private final SocketChannel channel;
   /** The TLS layer over {@link #channel}, or null on a plain port. */
   private final TlsChannel tls;
@@ -96,8 +97,10 @@ final class SocketEndpoint {
    * @param tls the context of a TLS port, or null for plain TCP
    * @param tasks where the TLS handshake's expensive steps run
    */
-  SocketEndpoint(SocketServer server, SocketChannel channel, SelectionKey key, SSLContext tls, Executor tasks) {
+  SocketEndpoint(
+      SocketServer server, PortSelector selector, SocketChannel channel, SelectionKey key, SSLContext tls, Executor tasks) {
     this.server = server;
+    this.selector = selector;
     this.channel = channel;
     this.tls =
         tls == null
@@ -114,6 +117,11 @@ final class SocketEndpoint {
 
   SocketChannel channel() {
     return channel;
+  }
+
+  /** The selector thread that serves the socket. */
+  PortSelector selector() {
+    return selector;
   }
 
   /** Whether the socket's bytes go through a TLS layer. */
@@ -356,7 +364,7 @@ final class SocketEndpoint {
     }
     try {
       key.interestOpsOr(interest);
-      server.wakeup();
+      selector.wakeup();
     } catch (CancelledKeyException e) {
       // closed meanwhile: the stage is stopping
     }
@@ -414,7 +422,7 @@ final class SocketEndpoint {
    */
   void close() {
     closeQuietly(channel);
-    server.wakeup();
+    selector.wakeup();
     server.closed(this);
   }
 

@@ -8,17 +8,15 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.CancelledKeyException;
+import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
-import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -50,9 +48,12 @@ import scala.concurrent.duration.FiniteDuration;
  * <p>Why: with Pekko's TCP, every read and write of a connection passes through a connection
  * actor and back (data, then an ack or "resume reading"), several hand-overs per relayed frame on
  * a machine with one dispatcher thread per core. Here a connection's stream reads and writes its
- * socket itself; one selector thread reports sockets that turned readable or writable, reads
- * a plain WebSocket's bytes for its stream while the stream waits for them, and, when it is not
- * busy, runs the streams it wakes itself ({@link SelectorRuns}). And a
+ * socket itself; its selector thread reports the socket when it turned readable or writable, reads
+ * a plain WebSocket's bytes for its stream while the stream waits for them, and runs the streams
+ * it wakes itself ({@link SelectorRuns}). A port has {@code relay.socket-selectors} selector
+ * threads ({@link PortSelector}, one per core by default): the first accepts and hands each new
+ * connection to the next in turn, which serves it for its whole life, so a port's sockets and the
+ * streams their selectors wake are spread over the cores. And a
  * code request or a WebSocket admitted costs no HTTP stream at all: no parser, renderer and
  * server graph materialised, started and torn down per connection.
  *
@@ -66,11 +67,11 @@ import scala.concurrent.duration.FiniteDuration;
  * stage does. {@link #unbind} stops accepting; {@link #terminate} also closes what is still open
  * after a deadline.
  *
- * <p>Why one class of over 400 lines: the selector loop, accepting under the connection limit,
- * registering a connection's interest and handing a connection from its request reader to its
- * stream all change the same selector's state from its one thread; split further, each piece
- * would need that thread's invariants restated. The parts that stand alone are their own classes
- * ({@link ConnectionSweep}, {@link AcceptBackoff}, {@link ConnectionSlots}, {@link
+ * <p>Why one class of over 400 lines: accepting under the connection limit, handing connections
+ * to the selectors, counting them until they close and switching a connection from its request
+ * reader to its stream all change the port's state; split further, each piece would need its
+ * invariants restated. The parts that stand alone are their own classes ({@link PortSelector},
+ * {@link ConnectionSweep}, {@link AcceptBackoff}, {@link ConnectionSlots}, {@link
  * RequestConnection}, {@link SocketStage}).
  */
 public final class SocketServer {
@@ -88,25 +89,24 @@ public final class SocketServer {
   /** Where TLS handshakes' expensive steps run: the connections' dispatcher. */
   private final Executor tlsTasks;
   private final int writeBufferBytes;
-  private final Selector selector;
+  /** The port's selector threads; the first also accepts. */
+  private final PortSelector[] selectors;
   private final ServerSocketChannel server;
   private final SelectionKey acceptKey;
   private final InetSocketAddress localAddress;
-  private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final Set<SocketEndpoint> endpoints = ConcurrentHashMap.newKeySet();
+  /** Connections accepted and not closed yet, including those being handed to their selector. */
   private final AtomicInteger open = new AtomicInteger();
   /** Completes once the port is unbound and its last connection has closed. */
   private final CompletableFuture<Done> allClosed = new CompletableFuture<>();
-  private final Thread thread;
   private final Limits limits;
   private volatile boolean accepting = true;
-  private volatile boolean running = true;
   /** The port stopped accepting at the node's connection limit, until a slot frees. */
   private volatile boolean waitingForSlot;
-  // accept failures, on the selector thread only
+  // on the accepting selector's thread only: accept failures, and the selector the next
+  // connection goes to
   private final AcceptBackoff backoff;
-  /** When the selector's current round found its first ready socket, or 0; selector thread only. */
-  private long firstReady;
+  private int nextSelector;
 
 
   /** What the node's client ports share: their settings, connection slots and counters. */
@@ -134,22 +134,31 @@ public final class SocketServer {
     this.writeBufferBytes =
         (int) system.settings().config().getBytes("pekko.stream.materializer.io.tcp.write-buffer-size").longValue();
     this.serve = serving.apply(this);
-    this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
+    this.selectors = new PortSelector[limits.settings().selectors()];
     try {
       server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
       server.bind(address, settings.getBacklog());
       server.configureBlocking(false);
-      acceptKey = server.register(selector, SelectionKey.OP_ACCEPT);
       localAddress = (InetSocketAddress) server.getLocalAddress();
+      for (int i = 0; i < selectors.length; i++) {
+        String name = "relay-socket-selector-" + localAddress.getPort() + "-" + i;
+        selectors[i] =
+            i == 0
+                ? new PortSelector(name, this::onSelected, this::acceptPauseMillis, this::closeListener)
+                : new PortSelector(name, this::onSelected, () -> 0, () -> {});
+      }
+      acceptKey = server.register(selectors[0].selector(), SelectionKey.OP_ACCEPT);
     } catch (IOException e) {
       server.close();
-      selector.close();
+      for (PortSelector selector : selectors) {
+        if (selector != null) {
+          selector.selector().close();
+        }
+      }
       throw e;
     }
     this.backoff = new AcceptBackoff(localAddress.getPort(), limits.slots().limit(), limits.counters());
-    this.thread = new Thread(this::run, "relay-socket-selector-" + localAddress.getPort());
-    thread.setDaemon(true);
     limits.slots().onFree(this::onSlotFree);
   }
 
@@ -206,7 +215,9 @@ public final class SocketServer {
       Duration logLimitInterval) {
     try {
       SocketServer server = new SocketServer(system, address, serving, tls, limits, logLimitInterval);
-      server.thread.start();
+      for (PortSelector selector : server.selectors) {
+        selector.start();
+      }
       ConnectionSweep.start(
           system, server.endpoints, limits.settings().headerTimeout(), idleTimeout(server.settings), limits.counters());
       system.getWhenTerminated().thenRun(server::stop);
@@ -229,23 +240,30 @@ public final class SocketServer {
   /** Stops accepting connections; open ones go on. */
   public CompletionStage<Done> unbind() {
     CompletableFuture<Done> done = new CompletableFuture<>();
-    submit(
-        () -> {
-          accepting = false;
-          acceptKey.cancel();
-          try {
-            server.close();
-            // a registered channel is only really closed once the selector has deregistered
-            // its key: do that now, so that the port refuses connections when unbind completes
-            selector.selectNow(this::onSelected);
-          } catch (IOException e) {
-            LOG.warn("closing the listening socket failed", e);
-          }
-          if (open.get() == 0) {
-            allClosed.complete(Done.getInstance());
-          }
-          done.complete(Done.getInstance());
-        });
+    boolean submitted =
+        selectors[0].submit(
+            () -> {
+              accepting = false;
+              acceptKey.cancel();
+              try {
+                server.close();
+                // a registered channel is only really closed once the selector has deregistered
+                // its key: do that now, so that the port refuses connections when unbind completes
+                selectors[0].selectNow();
+              } catch (IOException e) {
+                LOG.warn("closing the listening socket failed", e);
+              }
+              if (open.get() == 0) {
+                allClosed.complete(Done.getInstance());
+              }
+              done.complete(Done.getInstance());
+            });
+    if (!submitted) {
+      // the selectors stopped with the actor system: nothing is served any more
+      accepting = false;
+      allClosed.complete(Done.getInstance());
+      done.complete(Done.getInstance());
+    }
     return done;
   }
 
@@ -265,52 +283,37 @@ public final class SocketServer {
   }
 
   private void stop() {
-    running = false;
-    selector.wakeup();
+    for (PortSelector selector : selectors) {
+      selector.stop();
+    }
   }
 
-  private void submit(Runnable task) {
-    tasks.add(task);
-    selector.wakeup();
+  /**
+   * How long the accepting selector may wait for its sockets: until the pause after a failed
+   * accept ends, when there is one; accepting resumes when it has ended.
+   */
+  private long acceptPauseMillis() {
+    while (backoff.paused()) {
+      long paused = backoff.remaining(System.nanoTime());
+      if (paused > 0) {
+        return Math.max(1, TimeUnit.NANOSECONDS.toMillis(paused));
+      }
+      backoff.resume();
+      resumeAccepting(); // which may fail, and pause, again
+    }
+    return 0;
   }
 
-  private void run() {
-    SelectorRuns.adopt();
+  /** The accepting selector stopped. */
+  private void closeListener() {
     try {
-      while (running) {
-        long paused = backoff.remaining(System.nanoTime());
-        if (backoff.paused() && paused <= 0) {
-          backoff.resume();
-          resumeAccepting();
-          continue;
-        }
-        long polled = System.nanoTime();
-        firstReady = 0;
-        selector.select(this::onSelected, paused <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(paused)));
-        boolean waited = firstReady == 0 || firstReady - polled >= SelectorRuns.IDLE_NANOS;
-        for (Runnable task; (task = tasks.poll()) != null; ) {
-          task.run();
-        }
-        SelectorRuns.runQueued(waited);
-      }
-    } catch (IOException | RuntimeException e) {
-      LOG.error("the socket selector failed; the port stops serving", e);
-    } finally {
-      endpoints.forEach(SocketEndpoint::reset);
-      SelectorRuns.release();
-      try {
-        server.close();
-        selector.close();
-      } catch (IOException e) {
-        LOG.warn("closing the selector failed", e);
-      }
+      server.close();
+    } catch (IOException e) {
+      LOG.warn("closing the listening socket failed", e);
     }
   }
 
   private void onSelected(SelectionKey key) {
-    if (firstReady == 0) {
-      firstReady = System.nanoTime();
-    }
     if (key == acceptKey) {
       accept();
       return;
@@ -321,7 +324,7 @@ public final class SocketServer {
     } catch (CancelledKeyException e) {
       // its stage closed the socket meanwhile, on another thread
     } catch (RuntimeException e) {
-      // a bug in one connection's reader must not stop the selector, which serves the whole port
+      // a bug in one connection's reader must not stop the selector, which serves its share of the port
       warnings.error("a connection failed unexpectedly and was closed", e);
       endpoint.reset();
     }
@@ -336,7 +339,7 @@ public final class SocketServer {
         acceptKey.interestOps(0);
         if (limits.slots().used() < limits.slots().limit()) {
           // one closed meanwhile, before this port said it waits
-          submit(this::resumeAccepting);
+          selectors[0].submit(this::resumeAccepting);
         }
         return;
       }
@@ -354,18 +357,31 @@ public final class SocketServer {
         return;
       }
       backoff.accepted();
-      try {
-        channel.configureBlocking(false);
-        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        SocketEndpoint endpoint = new SocketEndpoint(this, channel, channel.register(selector, 0), tls, tlsTasks);
-        open.incrementAndGet();
-        endpoints.add(endpoint);
-        serve.accept(endpoint);
-      } catch (IOException e) {
-        LOG.debug("dropping a connection that failed at once: {}", e.toString());
+      open.incrementAndGet();
+      PortSelector selector = selectors[nextSelector];
+      nextSelector = (nextSelector + 1) % selectors.length;
+      if (selector == selectors[0]) {
+        serve(channel, selector);
+      } else if (!selector.submit(() -> serve(channel, selector))) {
         SocketEndpoint.closeQuietly(channel);
-        limits.slots().release();
+        released();
       }
+    }
+  }
+
+  /** On {@code selector}'s thread: serves a connection just accepted, for its whole life. */
+  private void serve(SocketChannel channel, PortSelector selector) {
+    try {
+      channel.configureBlocking(false);
+      channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+      SocketEndpoint endpoint =
+          new SocketEndpoint(this, selector, channel, channel.register(selector.selector(), 0), tls, tlsTasks);
+      endpoints.add(endpoint);
+      serve.accept(endpoint);
+    } catch (IOException | ClosedSelectorException e) {
+      LOG.debug("dropping a connection that failed at once: {}", e.toString());
+      SocketEndpoint.closeQuietly(channel);
+      released();
     }
   }
 
@@ -381,7 +397,7 @@ public final class SocketServer {
   /** A connection of one of the node's ports closed. */
   private void onSlotFree() {
     if (waitingForSlot) {
-      submit(this::resumeAccepting);
+      selectors[0].submit(this::resumeAccepting);
     }
   }
 
@@ -431,19 +447,32 @@ public final class SocketServer {
     return warnings;
   }
 
-  /** Wakes the selector thread, to take new interest in a socket or deregister a closed one. */
-  void wakeup() {
-    selector.wakeup();
-  }
-
   /** {@code endpoint}'s socket was closed. */
   void closed(SocketEndpoint endpoint) {
     if (endpoints.remove(endpoint)) {
-      int left = open.decrementAndGet();
-      limits.slots().release();
-      if (!accepting && left == 0) {
-        allClosed.complete(Done.getInstance());
+      released();
+    }
+  }
+
+  /** A connection accepted by the port is closed: its slot is free. */
+  private void released() {
+    int left = open.decrementAndGet();
+    limits.slots().release();
+    if (!accepting && left == 0) {
+      allClosed.complete(Done.getInstance());
+    }
+  }
+
+  /** How many of the port's open connections each of its selectors serves. */
+  int[] connectionsPerSelector() {
+    int[] counts = new int[selectors.length];
+    for (SocketEndpoint endpoint : endpoints) {
+      for (int i = 0; i < selectors.length; i++) {
+        if (endpoint.selector() == selectors[i]) {
+          counts[i]++;
+        }
       }
     }
+    return counts;
   }
 }

@@ -14,8 +14,13 @@ import java.time.Duration;
  *     they stop accepting (new connections wait in the kernel's backlog) until one closes
  * @param headerTimeout how long a client may take to send a request's head once it has started
  *     it; past it the connection is closed
+ * @param selectors the selector threads of each client port, each serving its share of the
+ *     port's connections
  */
-public record SocketSettings(int maxConnections, Duration headerTimeout) {
+public record SocketSettings(int maxConnections, Duration headerTimeout, int selectors) {
+  /** The most selector threads a port may have. */
+  static final int MAX_SELECTORS = 256;
+
   /** The file descriptors kept for everything but client connections: at least this many. */
   static final int MIN_RESERVED_DESCRIPTORS = 256;
 
@@ -28,7 +33,13 @@ public record SocketSettings(int maxConnections, Duration headerTimeout) {
     } else {
       maxConnections = r.integer("relay.max-connections", 1, Integer.MAX_VALUE);
     }
-    return new SocketSettings(maxConnections, r.duration("relay.header-timeout"));
+    String selectors = r.string("relay.socket-selectors").trim();
+    return new SocketSettings(
+        maxConnections,
+        r.duration("relay.header-timeout"),
+        selectors.equals("auto")
+            ? Runtime.getRuntime().availableProcessors()
+            : r.integer("relay.socket-selectors", 1, MAX_SELECTORS));
   }
 
   /**

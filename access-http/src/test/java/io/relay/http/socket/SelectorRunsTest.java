@@ -20,10 +20,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The connections' dispatcher as its configuration builds it: an actor told something by a
- * selector thread that had waited for its sockets runs on that thread when the selector gets to
- * it, for at most the selector's time per round, and on the pool otherwise; one told by a busy
- * selector, or by any other thread, runs on the pool; and a selector thread that stops hands what
- * it has not run to the pool.
+ * selector thread runs on that thread when the selector gets to it, for at most the selector's
+ * time per round, and on the pool otherwise; one told by any other thread runs on the pool; and a
+ * selector thread that stops hands what it has not run to the pool.
  */
 class SelectorRunsTest {
   private static final long DEADLINE_SECONDS = TestSockets.DEADLINE.toSeconds();
@@ -44,17 +43,10 @@ class SelectorRunsTest {
   }
 
   @Test
-  void whatAWaitingSelectorThreadWakesRunsOnItWhenItGetsThere() throws Exception {
+  void whatASelectorThreadWakesRunsOnItWhenItGetsThere() throws Exception {
     ActorRef<Handle> actor = connectionActor("woken");
-    List<Thread> threads = round(true, 0, actor);
+    List<Thread> threads = round(0, actor);
     assertEquals(Thread.currentThread(), threads.get(0), "the thread that handled the message");
-  }
-
-  @Test
-  void whatABusySelectorThreadWakesRunsOnThePool() throws Exception {
-    ActorRef<Handle> actor = connectionActor("busy");
-    List<Thread> threads = round(false, 0, actor);
-    assertNotEquals(Thread.currentThread(), threads.get(0), "the thread that handled the message");
   }
 
   @Test
@@ -70,7 +62,7 @@ class SelectorRunsTest {
   @Test
   void pastItsTimePerRoundASelectorThreadHandsTheRestToThePool() throws Exception {
     long spin = SelectorRuns.RUN_NANOS * 4 / 5;
-    List<Thread> threads = round(true, spin, connectionActor("first"), connectionActor("second"), connectionActor("third"));
+    List<Thread> threads = round(spin, connectionActor("first"), connectionActor("second"), connectionActor("third"));
     assertEquals(Thread.currentThread(), threads.get(0), "the first actor ran on the selector thread");
     assertNotEquals(Thread.currentThread(), threads.get(2), "the third actor, past the selector's time, ran on the pool");
   }
@@ -87,12 +79,11 @@ class SelectorRunsTest {
 
   /**
    * One round of a selector thread (this one) that wakes {@code actors} (each handles its message
-   * after spinning {@code spinNanos}) and then runs what it woke, having {@code waited} or not;
-   * the threads that handled the messages, in order. A round in which an actor was still ending
+   * after spinning {@code spinNanos}) and then runs what it woke; the threads that handled the messages, in order. A round in which an actor was still ending
    * its last run on the pool (so that telling it scheduled nothing) is tried again, a few times.
    */
   @SafeVarargs
-  private static List<Thread> round(boolean waited, long spinNanos, ActorRef<Handle>... actors) throws Exception {
+  private static List<Thread> round(long spinNanos, ActorRef<Handle>... actors) throws Exception {
     for (int attempt = 0; attempt < 10; attempt++) {
       List<CompletableFuture<Thread>> handled = new ArrayList<>();
       SelectorRuns.adopt();
@@ -103,7 +94,7 @@ class SelectorRunsTest {
           actor.tell(new Handle(spinNanos, future));
         }
         boolean allScheduled = SelectorRuns.queued() == actors.length;
-        SelectorRuns.runQueued(waited);
+        SelectorRuns.runQueued();
         List<Thread> threads = new ArrayList<>();
         for (CompletableFuture<Thread> future : handled) {
           threads.add(future.get(DEADLINE_SECONDS, TimeUnit.SECONDS));

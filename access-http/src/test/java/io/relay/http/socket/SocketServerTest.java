@@ -100,6 +100,24 @@ class SocketServerTest {
   }
 
   @Test
+  void connectionsAreSharedOutBetweenThePortsSelectorsInTurn() throws IOException {
+    start("relay.socket-selectors = 3");
+    List<Socket> sockets = new ArrayList<>();
+    try {
+      for (int i = 0; i < 6; i++) {
+        Socket socket = connect();
+        sockets.add(socket);
+        assertAnswersHello(socket);
+      }
+      assertArrayEquals(new int[] {2, 2, 2}, server.connectionsPerSelector(), "connections served by each selector");
+    } finally {
+      for (Socket socket : sockets) {
+        socket.close();
+      }
+    }
+  }
+
+  @Test
   void pastMaxConnectionsANewConnectionWaitsUntilAnotherCloses() throws IOException {
     start("relay.max-connections = 1");
     try (Socket first = connect(); Socket second = connect()) {

@@ -1,0 +1,131 @@
+package io.relay.http.socket;
+
+import java.io.IOException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One selector thread of a {@link SocketServer} port: it watches the sockets of the connections
+ * it serves, runs the tasks other threads {@link #submit} to it, and then runs the streams it
+ * woke ({@link SelectorRuns}). A port has one per core: each connection is served by one of them
+ * for its whole life.
+ */
+final class PortSelector {
+  private static final Logger LOG = LoggerFactory.getLogger(PortSelector.class);
+
+  private final Selector selector;
+  private final Thread thread;
+  private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final Consumer<SelectionKey> onSelected;
+  /** How long the next select may wait, in milliseconds (0: until woken). */
+  private final LongSupplier timeoutMillis;
+  /** Runs on the selector thread once it has stopped, before its selector is closed. */
+  private final Runnable onStop;
+  private volatile boolean running = true;
+  /** The thread left its loop: tasks submitted now are not run. */
+  private volatile boolean stopped;
+
+  PortSelector(String name, Consumer<SelectionKey> onSelected, LongSupplier timeoutMillis, Runnable onStop)
+      throws IOException {
+    this.selector = Selector.open();
+    this.onSelected = onSelected;
+    this.timeoutMillis = timeoutMillis;
+    this.onStop = onStop;
+    this.thread = new Thread(this::run, name);
+    thread.setDaemon(true);
+  }
+
+  Selector selector() {
+    return selector;
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  /** Stops the loop; the thread resets the connections it serves and closes its selector. */
+  void stop() {
+    running = false;
+    selector.wakeup();
+  }
+
+  /**
+   * Runs {@code task} on the selector thread, before it runs the streams it woke.
+   *
+   * @return false when the selector has stopped: the task will not run
+   */
+  boolean submit(Runnable task) {
+    tasks.add(task);
+    if (stopped && tasks.remove(task)) {
+      return false;
+    }
+    selector.wakeup();
+    return true;
+  }
+
+  /**
+   * Wakes the selector thread, to take new interest in a socket or deregister a closed one; on
+   * the selector thread itself there is nothing to wake, as the next select applies both.
+   */
+  void wakeup() {
+    if (Thread.currentThread() != thread) {
+      selector.wakeup();
+    }
+  }
+
+  /** Reports the keys that are ready now, without waiting; on the selector thread only. */
+  void selectNow() throws IOException {
+    selector.selectNow(onSelected);
+  }
+
+  private void run() {
+    SelectorRuns.adopt();
+    try {
+      while (running) {
+        if (SelectorRuns.queued() > 0) {
+          selector.selectNow(onSelected);
+        } else {
+          selector.select(onSelected, timeoutMillis.getAsLong());
+        }
+        runTasks();
+        SelectorRuns.runQueued();
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.error("a socket selector failed; its connections are closed and the port stops serving", e);
+    } finally {
+      stopped = true;
+      for (SelectionKey key : selector.keys()) {
+        if (key.attachment() instanceof SocketEndpoint endpoint) {
+          endpoint.reset();
+        }
+      }
+      SelectorRuns.release();
+      onStop.run();
+      try {
+        selector.close();
+      } catch (IOException e) {
+        LOG.warn("closing a socket selector failed", e);
+      }
+      // what was handed over before the stop: each task sees the closed selector and gives up
+      for (Runnable task; (task = tasks.poll()) != null; ) {
+        try {
+          task.run();
+        } catch (RuntimeException e) {
+          LOG.debug("a task for a stopped selector failed: {}", e.toString());
+        }
+      }
+    }
+  }
+
+  private void runTasks() {
+    for (Runnable task; (task = tasks.poll()) != null; ) {
+      task.run();
+    }
+  }
+}
