@@ -25,7 +25,7 @@ final class PortSelector {
   private final Consumer<SelectionKey> onSelected;
   /** How long the next select may wait, in milliseconds (0: until woken). */
   private final LongSupplier timeoutMillis;
-  /** Runs on the selector thread once it has stopped, before its selector is closed. */
+  /** Runs on the selector thread once it has stopped and reset its connections. */
   private final Runnable onStop;
   private volatile boolean running = true;
   /** The thread left its loop: tasks submitted now are not run. */
@@ -97,7 +97,7 @@ final class PortSelector {
         SelectorRuns.runQueued();
       }
     } catch (IOException | RuntimeException e) {
-      LOG.error("a socket selector failed; its connections are closed and the port stops serving", e);
+      LOG.error("a socket selector failed; the port stops serving and its connections are closed", e);
     } finally {
       stopped = true;
       for (SelectionKey key : selector.keys()) {

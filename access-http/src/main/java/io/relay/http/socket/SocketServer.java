@@ -143,10 +143,7 @@ public final class SocketServer {
       localAddress = (InetSocketAddress) server.getLocalAddress();
       for (int i = 0; i < selectors.length; i++) {
         String name = "relay-socket-selector-" + localAddress.getPort() + "-" + i;
-        selectors[i] =
-            i == 0
-                ? new PortSelector(name, this::onSelected, this::acceptPauseMillis, this::closeListener)
-                : new PortSelector(name, this::onSelected, () -> 0, () -> {});
+        selectors[i] = new PortSelector(name, this::onSelected, i == 0 ? this::acceptPauseMillis : () -> 0, this::stopped);
       }
       acceptKey = server.register(selectors[0].selector(), SelectionKey.OP_ACCEPT);
     } catch (IOException e) {
@@ -304,8 +301,12 @@ public final class SocketServer {
     return 0;
   }
 
-  /** The accepting selector stopped. */
-  private void closeListener() {
+  /**
+   * A selector thread stopped, with the actor system or because it failed: the port stops
+   * serving, every selector resetting the connections it serves.
+   */
+  private void stopped() {
+    stop();
     try {
       server.close();
     } catch (IOException e) {
