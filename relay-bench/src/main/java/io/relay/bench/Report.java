@@ -104,7 +104,7 @@ public final class Report {
             num(r.get("highestPassingMBps")), pass == null ? "-" : fmt(pass.get("serverCpuPct")), pass == null ? "-" : fmt(pass.get("generatorCpuPct"))));
       }
       md.append("\n");
-      ratio(w4, "highestPassingMBps", true, 1.0, "W4 highest passing MB/s");
+      ratio(w4, "highestPassingRate", true, 1.0, "W4 highest passing rate /s per topic");
       for (Map<String, Object> r : w4) {
         Map<String, Object> pass = null;
         for (Object o : list(r.get("steps"))) {

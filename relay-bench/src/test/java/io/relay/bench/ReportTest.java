@@ -80,6 +80,32 @@ class ReportTest {
     assertTrue(page.contains("| relay-1-node | 0 | 2 | 3500-4000 |"), "one row per configuration and rate, the range over its storms:\n" + page);
   }
 
+  @Test
+  void w4IsComparedByTheHighestStepPassedAndByCpuPerDeliveredByteThere() throws Exception {
+    Path out = Files.createDirectories(dir.resolve("out"));
+    Files.writeString(out.resolve("iperf3.json"), "{\"end\":{\"sum_received\":{\"bits_per_second\":3.2e10}}}");
+    // both pass the ladder's top; the MB/s each delivered there differ only by the generator's timing
+    Files.write(out.resolve("results.jsonl"), List.of(ladder("relay", 1639.2, 74), ladder("nchan-1w", 1640.6, 96)));
+    Path doc = dir.resolve("benchmarks.md");
+
+    Report.main(new String[] {out.toString(), doc.toString()});
+
+    String page = Files.readString(doc);
+    assertTrue(page.contains("| W4 highest passing rate /s per topic | relay | 400 | nchan 400 | 1.00 | >= 1.0 | met |"), page);
+    assertTrue(page.contains("| W4 server CPU % per delivered MB/s at the highest passing step | relay |"), page);
+  }
+
+  /** A W4 result that passed the steps up to 400/s per topic, the last at {@code mbps} and {@code cpu} % of a core. */
+  private static String ladder(String label, double mbps, double cpu) {
+    String step =
+        "{\"rate\":%s,\"deliveredMBps\":%s,\"p99Ms\":3,\"serverCpuPct\":%s,\"generatorCpuPct\":60,\"pass\":true,"
+            + "\"offeredMsgPerS\":1,\"deliveryRatio\":1,\"p50Ms\":0.3,\"p999Ms\":9,\"maxMs\":20}";
+    return String.format(java.util.Locale.ROOT,
+        "{\"workload\":\"W4\",\"transport\":\"ws\",\"label\":\"%s\",\"highestPassingRate\":400.0,\"highestPassingMBps\":%s,\"steps\":[%s,%s]}",
+        label, mbps, String.format(java.util.Locale.ROOT, step, 300.0, mbps * 3 / 4, cpu * 3 / 4),
+        String.format(java.util.Locale.ROOT, step, 400.0, mbps, cpu));
+  }
+
   private static String storm(String label, int nodes, double offered, double admitted, double p99) {
     return String.format(java.util.Locale.ROOT,
         "{\"workload\":\"W6\",\"transport\":\"ws\",\"label\":\"%s\",\"accessUrls\":%d,\"offeredPerS\":%s,\"admittedPerS\":%s,"
