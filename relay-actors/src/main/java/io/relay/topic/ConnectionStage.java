@@ -7,6 +7,7 @@ import io.relay.ws.CloseFrame;
 import io.relay.ws.CloseHandshake;
 import io.relay.ws.InboundProtocol;
 import io.relay.ws.MemoryBudget;
+import io.relay.ws.ReadSizing;
 import io.relay.ws.SocketOutput;
 import io.relay.ws.WsFrames.Frame;
 import io.relay.ws.WsFrames;
@@ -37,7 +38,8 @@ import org.apache.pekko.util.ByteString;
  *
  * <p>Given its socket ({@link #useSocket}), the stage lets the topic's writers write their
  * frames to it while the stage is idle, from their own threads ({@link OutboundQueue}); it counts
- * what they write as its own.
+ * what they write as its own. And it sizes the socket's reads so that each ends where a frame
+ * ends ({@link ReadSizing}).
  *
  * <p>Why one class of over 300 lines: a GraphStage's handlers share its mutable state and run on
  * one thread; the protocol's rules are in the {@code ws} package ({@link InboundProtocol}, {@link
@@ -68,6 +70,8 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   private final MemoryBudget budget;
   /** The socket writers may write directly, or null: given before the stage runs. */
   private volatile SocketOutput socket;
+  /** How the socket's reads are sized, or null: given with the socket. */
+  private volatile ReadSizing reads;
 
   ConnectionStage(Connection connection, RelaySettings settings, RelayMetrics metrics, MemoryBudget budget) {
     this.connection = connection;
@@ -84,8 +88,9 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   }
 
   @Override
-  public void useSocket(SocketOutput output) {
+  public void useSocket(SocketOutput output, ReadSizing reads) {
     this.socket = output;
+    this.reads = reads;
   }
 
   @Override
@@ -115,6 +120,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     /** When a writer last wrote a frame to the socket directly. */
     private volatile long lastDirectNanos = lastOutNanos;
     private final SocketOutput output = socket;
+    private final ReadSizing readSizing = reads;
     /** The last data frame handed to the socket: held until the socket asks for the next. */
     private Frame inFlight;
     private volatile long inFlightBytes;
@@ -159,6 +165,9 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
         // the socket stage's reads are whole arrays of their own, handed over: no copy here,
         // and a message that fills most of one stays in it
         inbound.readHandedOver(bytes.toArrayUnsafe());
+        if (readSizing != null) {
+          readSizing.nextReadAtMost(inbound.nextReadBytes());
+        }
       }
       pullIfIdle();
     }

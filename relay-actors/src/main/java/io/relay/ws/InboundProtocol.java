@@ -27,7 +27,8 @@ import java.util.Arrays;
  * relayed as one piece. A read handed over with {@link #readHandedOver} lends its array: a message
  * that arrives whole in one frame filling at least half of it is unmasked in place there, its
  * frame header's bytes the room in front, instead of being copied out (so a message holds at
- * most twice its size).
+ * most twice its size). After each read it says how much the next should take ({@link
+ * #nextReadBytes}), so that reads end where frames end and large messages arrive whole.
  * The array of a message that arrives over several reads is counted in the node's {@link
  * MemoryBudget} until the message is handed on or dropped. Breaking a rule or a close from the
  * client ends the reading: bytes after that are not read.
@@ -42,6 +43,9 @@ public final class InboundProtocol implements FrameReader.Handler {
 
   /** How far ahead of the bytes that arrived a message's array may be made room for. */
   private static final int AHEAD = 64 * 1024;
+
+  /** A frame this large is one whose size the next read is given ({@link #nextReadBytes}). */
+  static final int LARGE_FRAME = 16 * 1024;
 
   private static final int NO_MESSAGE = -1;
   private static final byte[] NO_BYTES = new byte[0];
@@ -80,6 +84,8 @@ public final class InboundProtocol implements FrameReader.Handler {
   private int frameMask;
   private long frameOffset;
   private long frameLength;
+  /** The frame being received as it came on the wire: header and payload. */
+  private long frameWireBytes;
   private byte[] control;
   // the message being read: its payload from messageStart on, unmasked, in its own array
   private int messageOpcode = NO_MESSAGE;
@@ -132,6 +138,22 @@ public final class InboundProtocol implements FrameReader.Handler {
     }
   }
 
+  /**
+   * How many bytes the next read should take at most, so that it ends where a frame ends: the
+   * rest of the frame being received; after a whole frame of at least {@value #LARGE_FRAME}
+   * bytes, that frame's size again, so that a stream of large frames of one size is read a frame
+   * a read, each whole in its read (and unmasked and relayed from there); otherwise no limit.
+   */
+  public int nextReadBytes() {
+    long bytes = frameOffset < frameLength ? frameLength - frameOffset : frameWireBytes >= LARGE_FRAME ? frameWireBytes : Integer.MAX_VALUE;
+    return (int) Math.min(Integer.MAX_VALUE, bytes);
+  }
+
+  /** A client frame's header as clients write it: the shortest length and a 4-byte mask. */
+  private static int clientHeaderBytes(long length) {
+    return 2 + (length < 126 ? 0 : length <= 0xFFFF ? 2 : 8) + 4;
+  }
+
   /** Whether reading has ended: the client closed or broke a rule. */
   public boolean hasEnded() {
     return ended;
@@ -176,6 +198,7 @@ public final class InboundProtocol implements FrameReader.Handler {
       return violation(CloseCodes.PROTOCOL_ERROR, "frame length with its most significant bit set");
     }
     frameOpcode = opcode;
+    frameWireBytes = clientHeaderBytes(length) + length;
     frameFin = fin;
     frameMask = mask;
     frameOffset = 0;

@@ -17,8 +17,11 @@ public interface SocketOutput {
    */
   int write(ByteString bytes) throws IOException;
 
-  /** A protocol's flow that lets writers write its socket directly, given the socket before it runs. */
+  /**
+   * A protocol's flow that is given its plain socket before it runs: writers write it directly,
+   * and the protocol sizes its reads.
+   */
   interface User {
-    void useSocket(SocketOutput output);
+    void useSocket(SocketOutput output, ReadSizing reads);
   }
 }

@@ -364,5 +364,33 @@ class InboundProtocolTest {
       assertArrayEquals(before, read, "the caller's bytes are left as they were");
       assertNotSame(read, handedOn.get(0)[0]);
     }
+
+    @Test
+    void aReadThatCutsAFrameAsksForTheRestOfThatFrameNext() {
+      byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, new byte[40_000]).bytes();
+      InboundProtocol protocol = protocol();
+      protocol.readHandedOver(Arrays.copyOf(wire, 10_000));
+      assertEquals(wire.length - 10_000, protocol.nextReadBytes());
+      protocol.readHandedOver(Arrays.copyOfRange(wire, 10_000, wire.length));
+      assertEquals(1, handedOn.size(), "the message, once the rest of its frame arrived");
+    }
+
+    @Test
+    void afterALargeFrameTheNextReadTakesAFrameOfItsSizeWhichIsThenRelayedFromItsRead() {
+      byte[] first = new ClientFrames().frame(WsFrames.BINARY, true, new byte[20_000]).bytes();
+      InboundProtocol protocol = protocol();
+      protocol.readHandedOver(first);
+      assertEquals(first.length, protocol.nextReadBytes(), "the frame's header and payload");
+      byte[] next = new ClientFrames().frame(WsFrames.BINARY, true, new byte[20_000]).bytes();
+      protocol.readHandedOver(next);
+      assertSame(next, handedOn.get(1)[0], "the next message stays in its read");
+    }
+
+    @Test
+    void afterASmallFrameTheNextReadIsNotLimited() {
+      InboundProtocol protocol = protocol();
+      protocol.readHandedOver(new ClientFrames().frame(WsFrames.TEXT, true, utf8("hello")).bytes());
+      assertEquals(Integer.MAX_VALUE, protocol.nextReadBytes());
+    }
   }
 }

@@ -85,6 +85,8 @@ final class SocketEndpoint {
   private volatile Consumer<Object> reader;
   private final AtomicInteger readState = new AtomicInteger(READ_BY_STAGE);
   private volatile long lastActive = System.nanoTime();
+  /** The most the next read takes ({@link #readAtMost}). */
+  private volatile int readLimit = READ_BYTES;
   /**
    * When the request head being received started ({@link System#nanoTime}), or 0 for none. A new
    * connection waits for its first head from the start.
@@ -153,13 +155,15 @@ final class SocketEndpoint {
   }
 
   /**
-   * Reads what the socket holds, up to 128 KiB, through the calling thread's direct buffer into an
-   * array of its own: the bytes read, empty when none can be read now (then {@link #watch} {@code
-   * OP_READ}), or null when the peer has closed.
+   * Reads what the socket holds, up to 128 KiB or what the socket's protocol asked for ({@link
+   * #readAtMost}), through the calling thread's direct buffer into an array of its own: the bytes
+   * read, empty when none can be read now (then {@link #watch} {@code OP_READ}), or null when the
+   * peer has closed.
    */
   ByteString readBytes() throws IOException {
     ByteBuffer buffer = READ_BUFFER.get();
     buffer.clear();
+    buffer.limit(readLimit);
     int n = read(buffer);
     if (n < 0) {
       return null;
@@ -172,6 +176,11 @@ final class SocketEndpoint {
     buffer.get(bytes);
     active();
     return ByteString.fromArrayUnsafe(bytes);
+  }
+
+  /** The socket's next reads take at most {@code bytes} (at least 1, at most 128 KiB). */
+  void readAtMost(int bytes) {
+    readLimit = Math.max(1, Math.min(READ_BYTES, bytes));
   }
 
   /**

@@ -417,7 +417,7 @@ public final class SocketServer {
     try {
       boolean direct = !endpoint.isTls() && flow instanceof SocketOutput.User;
       if (direct) {
-        ((SocketOutput.User) flow).useSocket(SocketStage.output(endpoint));
+        ((SocketOutput.User) flow).useSocket(SocketStage.output(endpoint), endpoint::readAtMost);
       }
       Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread, direct))
           .join(flow)

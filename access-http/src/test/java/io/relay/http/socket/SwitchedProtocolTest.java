@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import io.relay.ws.ReadSizing;
+import io.relay.ws.SocketOutput;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -22,10 +24,19 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.http.javadsl.server.Directives;
+import org.apache.pekko.stream.Attributes;
+import org.apache.pekko.stream.FlowShape;
+import org.apache.pekko.stream.Inlet;
+import org.apache.pekko.stream.Outlet;
 import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.stage.AbstractInHandler;
+import org.apache.pekko.stream.stage.AbstractOutHandler;
+import org.apache.pekko.stream.stage.GraphStage;
+import org.apache.pekko.stream.stage.GraphStageLogic;
 import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,7 +48,8 @@ import org.junit.jupiter.api.Test;
  * the socket itself while the client keeps it full. Pieces sent one at a time are each handed on as
  * they arrive; a long stream arrives whole and in order; while the protocol takes nothing, nothing is
  * read (the client's writes stop being taken) and nothing is lost once it takes again; a client that
- * closes its side gets everything echoed and then the end of the connection.
+ * closes its side gets everything echoed and then the end of the connection; a protocol that
+ * sizes its reads gets none larger than it asked for.
  */
 class SwitchedProtocolTest {
   private static final Duration DEADLINE = TestSockets.DEADLINE;
@@ -50,6 +62,9 @@ class SwitchedProtocolTest {
   private SocketServer server;
   /** The echo passes bytes on once this completes. */
   private final CompletableFuture<Void> gate = new CompletableFuture<>();
+  /** An echo that asks for reads of at most {@value #SIZED_READ} bytes. */
+  private final SizedEcho sized = new SizedEcho(SIZED_READ);
+  private static final int SIZED_READ = 1000;
 
   @BeforeEach
   void start() {
@@ -58,7 +73,7 @@ class SwitchedProtocolTest {
         new OwnRequests() {
           @Override
           public boolean takes(RequestHead head) {
-            return head.path().equals("/echo");
+            return head.path().equals("/echo") || head.path().equals("/sized");
           }
 
           @Override
@@ -68,6 +83,9 @@ class SwitchedProtocolTest {
 
           @Override
           public CompletionStage<Answer> answer(RequestHead head, InetSocketAddress peer) {
+            if (head.path().equals("/sized")) {
+              return CompletableFuture.completedFuture(Answer.switching(RESPONSE, sized));
+            }
             Flow<ByteString, ByteString, ?> echo = Flow.of(ByteString.class).mapAsync(1, bytes -> gate.thenApply(open -> bytes));
             return CompletableFuture.completedFuture(Answer.switching(RESPONSE, echo));
           }
@@ -139,12 +157,26 @@ class SwitchedProtocolTest {
     }
   }
 
+  @Test
+  void aProtocolThatSizesItsReadsGetsNoReadLargerThanItAskedFor() throws IOException {
+    byte[] stream = pattern(100 * SIZED_READ);
+    try (Socket socket = switched("/sized")) {
+      socket.getOutputStream().write(stream);
+      assertArrayEquals(stream, socket.getInputStream().readNBytes(stream.length), "the echo of the whole stream");
+    }
+    assertTrue(sized.largestRead.get() <= SIZED_READ, "a read of " + sized.largestRead.get() + " bytes");
+  }
+
   /** A client socket whose connection was switched to the echo, its response read. */
   private Socket switched() throws IOException {
+    return switched("/echo");
+  }
+
+  private Socket switched(String path) throws IOException {
     SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", server.localAddress().getPort()));
     Socket socket = channel.socket();
     socket.setSoTimeout((int) DEADLINE.toMillis());
-    TestSockets.send(socket, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+    TestSockets.send(socket, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
     assertArrayEquals(RESPONSE, socket.getInputStream().readNBytes(RESPONSE.length), "the switching response");
     return socket;
   }
@@ -167,6 +199,56 @@ class SwitchedProtocolTest {
       }
     }
     return buffer.position();
+  }
+
+  /** An echo given its plain socket, which asks for reads of at most a size and notes the largest. */
+  private static final class SizedEcho extends GraphStage<FlowShape<ByteString, ByteString>> implements SocketOutput.User {
+    private final Inlet<ByteString> in = Inlet.create("SizedEcho.in");
+    private final Outlet<ByteString> out = Outlet.create("SizedEcho.out");
+    private final int readBytes;
+    final AtomicInteger largestRead = new AtomicInteger();
+    private volatile ReadSizing reads;
+
+    SizedEcho(int readBytes) {
+      this.readBytes = readBytes;
+    }
+
+    @Override
+    public void useSocket(SocketOutput output, ReadSizing reads) {
+      this.reads = reads;
+    }
+
+    @Override
+    public FlowShape<ByteString, ByteString> shape() {
+      return FlowShape.of(in, out);
+    }
+
+    @Override
+    public GraphStageLogic createLogic(Attributes attributes) {
+      return new GraphStageLogic(shape()) {
+        @Override
+        public void preStart() {
+          reads.nextReadAtMost(readBytes);
+        }
+
+        {
+          setHandler(in, new AbstractInHandler() {
+            @Override
+            public void onPush() {
+              ByteString bytes = grab(in);
+              largestRead.accumulateAndGet(bytes.size(), Math::max);
+              push(out, bytes);
+            }
+          });
+          setHandler(out, new AbstractOutHandler() {
+            @Override
+            public void onPull() {
+              pull(in);
+            }
+          });
+        }
+      };
+    }
   }
 
   private static byte[] pattern(int size) {
