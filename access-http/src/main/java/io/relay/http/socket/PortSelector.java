@@ -13,8 +13,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One selector thread of a {@link SocketServer} port: it watches the sockets of the connections
  * it serves, runs the tasks other threads {@link #submit} to it, and then runs the streams it
- * woke ({@link SelectorRuns}). A port has one per core: each connection is served by one of them
- * for its whole life.
+ * woke ({@link SelectorRuns}). A port has {@code relay.socket-selectors} of them, one per core by
+ * default: each connection is served by one of them for its whole life.
  */
 final class PortSelector {
   private static final Logger LOG = LoggerFactory.getLogger(PortSelector.class);
