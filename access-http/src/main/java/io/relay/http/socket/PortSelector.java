@@ -88,11 +88,8 @@ final class PortSelector {
     SelectorRuns.adopt();
     try {
       while (running) {
-        if (SelectorRuns.queued() > 0) {
-          selector.selectNow(onSelected);
-        } else {
-          selector.select(onSelected, timeoutMillis.getAsLong());
-        }
+        // nothing is left queued here: runQueued below runs or hands on all it finds
+        selector.select(onSelected, timeoutMillis.getAsLong());
         runTasks();
         SelectorRuns.runQueued();
       }
