@@ -18,10 +18,11 @@ public interface SocketOutput {
   int write(ByteString bytes) throws IOException;
 
   /**
-   * A protocol's flow that is given its plain socket before it runs: writers write it directly,
-   * and the protocol sizes its reads.
+   * A protocol's flow that is given its socket before it runs: the protocol sizes its reads, and
+   * on a plain socket writers write it directly.
    */
   interface User {
+    /** @param output the socket as other threads write it, or null on TLS */
     void useSocket(SocketOutput output, ReadSizing reads);
   }
 }

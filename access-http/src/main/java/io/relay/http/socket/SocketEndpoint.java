@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -60,6 +61,9 @@ final class SocketEndpoint {
   /** Each thread's read buffer: a read copies exactly the bytes it got out of it. */
   private static final ThreadLocal<ByteBuffer> READ_BUFFER =
       ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(READ_BYTES));
+  /** Each thread's buffer for the plain text of TLS reads. */
+  private static final ThreadLocal<ByteBuffer> TLS_READ_BUFFER =
+      ThreadLocal.withInitial(() -> ByteBuffer.allocate(READ_BYTES));
   // how a socket that the selector reads for its stage is read
   /** The stage waits for bytes: the selector watches the socket and reads it when it is readable. */
   private static final int READ_WANTED = 0;
@@ -156,24 +160,40 @@ final class SocketEndpoint {
 
   /**
    * Reads what the socket holds, up to 128 KiB or what the socket's protocol asked for ({@link
-   * #readAtMost}), through the calling thread's direct buffer into an array of its own: the bytes
-   * read, empty when none can be read now (then {@link #watch} {@code OP_READ}), or null when the
-   * peer has closed.
+   * #readAtMost}), into an array of its own: the bytes read, empty when none can be read now (then
+   * {@link #watch} {@code OP_READ}), or null when the peer has closed. A plain socket is read
+   * through the calling thread's direct buffer. On TLS the plain text is decrypted into the
+   * thread's heap buffer (no system call reads it, so it need not be direct), and the read goes
+   * on record after record until it has what was asked for or nothing is left to decrypt: one
+   * read of the TLS layer takes one record (16 KiB at most), and a large message then arrives
+   * whole in one read, as on the plain port.
    */
   ByteString readBytes() throws IOException {
-    ByteBuffer buffer = READ_BUFFER.get();
+    ByteBuffer buffer = tls == null ? READ_BUFFER.get() : TLS_READ_BUFFER.get();
     buffer.clear();
     buffer.limit(readLimit);
     int n = read(buffer);
     if (n < 0) {
       return null;
     }
+    if (tls != null) {
+      // the TLS layer hands over one record a read: read on up to the limit
+      int more;
+      while (n > 0 && buffer.hasRemaining() && (more = read(buffer)) > 0) {
+        n += more;
+      }
+    }
     if (n == 0) {
       return ByteString.emptyByteString();
     }
-    buffer.flip();
-    byte[] bytes = new byte[n];
-    buffer.get(bytes);
+    byte[] bytes;
+    if (buffer.hasArray()) {
+      bytes = Arrays.copyOfRange(buffer.array(), 0, n);
+    } else {
+      buffer.flip();
+      bytes = new byte[n];
+      buffer.get(bytes);
+    }
     active();
     return ByteString.fromArrayUnsafe(bytes);
   }

@@ -416,8 +416,8 @@ public final class SocketServer {
       SocketEndpoint endpoint, Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten, ByteString unread) {
     try {
       boolean direct = !endpoint.isTls() && flow instanceof SocketOutput.User;
-      if (direct) {
-        ((SocketOutput.User) flow).useSocket(SocketStage.output(endpoint), endpoint::readAtMost);
+      if (flow instanceof SocketOutput.User user) {
+        user.useSocket(direct ? SocketStage.output(endpoint) : null, endpoint::readAtMost);
       }
       Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread, direct))
           .join(flow)

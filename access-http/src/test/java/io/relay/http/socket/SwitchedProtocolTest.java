@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
-import io.relay.ws.ReadSizing;
-import io.relay.ws.SocketOutput;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -24,19 +22,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.http.javadsl.server.Directives;
-import org.apache.pekko.stream.Attributes;
-import org.apache.pekko.stream.FlowShape;
-import org.apache.pekko.stream.Inlet;
-import org.apache.pekko.stream.Outlet;
 import org.apache.pekko.stream.javadsl.Flow;
-import org.apache.pekko.stream.stage.AbstractInHandler;
-import org.apache.pekko.stream.stage.AbstractOutHandler;
-import org.apache.pekko.stream.stage.GraphStage;
-import org.apache.pekko.stream.stage.GraphStageLogic;
 import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -201,57 +190,7 @@ class SwitchedProtocolTest {
     return buffer.position();
   }
 
-  /** An echo given its plain socket, which asks for reads of at most a size and notes the largest. */
-  private static final class SizedEcho extends GraphStage<FlowShape<ByteString, ByteString>> implements SocketOutput.User {
-    private final Inlet<ByteString> in = Inlet.create("SizedEcho.in");
-    private final Outlet<ByteString> out = Outlet.create("SizedEcho.out");
-    private final int readBytes;
-    final AtomicInteger largestRead = new AtomicInteger();
-    private volatile ReadSizing reads;
-
-    SizedEcho(int readBytes) {
-      this.readBytes = readBytes;
-    }
-
-    @Override
-    public void useSocket(SocketOutput output, ReadSizing reads) {
-      this.reads = reads;
-    }
-
-    @Override
-    public FlowShape<ByteString, ByteString> shape() {
-      return FlowShape.of(in, out);
-    }
-
-    @Override
-    public GraphStageLogic createLogic(Attributes attributes) {
-      return new GraphStageLogic(shape()) {
-        @Override
-        public void preStart() {
-          reads.nextReadAtMost(readBytes);
-        }
-
-        {
-          setHandler(in, new AbstractInHandler() {
-            @Override
-            public void onPush() {
-              ByteString bytes = grab(in);
-              largestRead.accumulateAndGet(bytes.size(), Math::max);
-              push(out, bytes);
-            }
-          });
-          setHandler(out, new AbstractOutHandler() {
-            @Override
-            public void onPull() {
-              pull(in);
-            }
-          });
-        }
-      };
-    }
-  }
-
-  private static byte[] pattern(int size) {
+  static byte[] pattern(int size) {
     byte[] bytes = new byte[size];
     for (int i = 0; i < size; i++) {
       bytes[i] = (byte) (i % 251);
