@@ -176,23 +176,21 @@ final class SocketEndpoint {
     if (n < 0) {
       return null;
     }
-    if (tls != null) {
-      // the TLS layer hands over one record a read: read on up to the limit
-      int more;
-      while (n > 0 && buffer.hasRemaining() && (more = read(buffer)) > 0) {
-        n += more;
-      }
-    }
     if (n == 0) {
       return ByteString.emptyByteString();
     }
     byte[] bytes;
-    if (buffer.hasArray()) {
-      bytes = Arrays.copyOfRange(buffer.array(), 0, n);
-    } else {
+    if (tls == null) {
       buffer.flip();
       bytes = new byte[n];
       buffer.get(bytes);
+    } else {
+      // the TLS layer hands over one record a read: read on up to the limit
+      int more;
+      while (buffer.hasRemaining() && (more = read(buffer)) > 0) {
+        n += more;
+      }
+      bytes = Arrays.copyOfRange(buffer.array(), 0, n);
     }
     active();
     return ByteString.fromArrayUnsafe(bytes);

@@ -71,12 +71,19 @@ class TlsSocketServerTest {
     TestSockets.terminate(system);
   }
 
-  /** A TLS port on which {@code GET /sized} switches the connection to {@code sized}. */
-  private void startSwitchingTo(SizedEcho sized) {
+  /** Starts the test's actor system with the certificate and {@code config}; the config it loaded. */
+  private Config startSystem(String config) {
     Config loaded =
         ConfigFactory.parseMap(Map.of("relay.tls-cert", certificate.cert().toString(), "relay.tls-key", certificate.key().toString()))
+            .withFallback(ConfigFactory.parseString(config))
             .withFallback(ConfigFactory.load());
     system = ActorSystem.create(Behaviors.empty(), "tls-socket-test", loaded);
+    return loaded;
+  }
+
+  /** A TLS port on which {@code GET /sized} switches the connection to {@code sized}. */
+  private void startSwitchingTo(SizedEcho sized) {
+    Config loaded = startSystem("");
     OwnRequests own =
         new OwnRequests() {
           @Override
@@ -98,11 +105,7 @@ class TlsSocketServerTest {
   }
 
   private void start(String config) {
-    Config loaded =
-        ConfigFactory.parseMap(Map.of("relay.tls-cert", certificate.cert().toString(), "relay.tls-key", certificate.key().toString()))
-            .withFallback(ConfigFactory.parseString(config))
-            .withFallback(ConfigFactory.load());
-    system = ActorSystem.create(Behaviors.empty(), "tls-socket-test", loaded);
+    Config loaded = startSystem(config);
     server =
         TestSockets.bind(
             system, loaded, TestSockets.route(Materializer.matFromSystem(system), BIG), null, TlsContext.load(HttpSettings.create(loaded)));
