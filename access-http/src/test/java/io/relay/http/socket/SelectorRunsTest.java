@@ -80,11 +80,15 @@ class SelectorRunsTest {
   /**
    * One round of a selector thread (this one) that wakes {@code actors} (each handles its message
    * after spinning {@code spinNanos}) and then runs what it woke; the threads that handled the messages, in order. A round in which an actor was still ending
-   * its last run on the pool (so that telling it scheduled nothing) is tried again, a few times.
+   * its last run on the pool (so that telling it scheduled nothing) is tried again, until the
+   * test's deadline: on a busy machine the pool thread ending that run may wait for a core.
    */
   @SafeVarargs
   private static List<Thread> round(long spinNanos, ActorRef<Handle>... actors) throws Exception {
-    for (int attempt = 0; attempt < 10; attempt++) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(DEADLINE_SECONDS);
+    int attempts = 0;
+    while (System.nanoTime() - deadline < 0) {
+      attempts++;
       List<CompletableFuture<Thread>> handled = new ArrayList<>();
       SelectorRuns.adopt();
       try {
@@ -105,8 +109,9 @@ class SelectorRunsTest {
       } finally {
         SelectorRuns.release();
       }
+      Thread.yield(); // let the pool thread end the actors' last run
     }
-    throw new AssertionError("in 10 rounds, telling the actors never scheduled all of them from this thread");
+    throw new AssertionError("in " + attempts + " rounds, telling the actors never scheduled all of them from this thread");
   }
 
   /** An actor on the connections' dispatcher that handles each message after spinning for a while. */
