@@ -23,6 +23,7 @@ import io.relay.topic.ConnectionDirectory;
 import io.relay.topic.TopicActor;
 import io.relay.topic.TopicRegistry;
 import io.relay.ws.MemoryBudget;
+import io.relay.ws.ReadArrays;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.Instant;
@@ -102,6 +103,11 @@ final class NodeGuardian {
     java.lang.management.MemoryMXBean memory = java.lang.management.ManagementFactory.getMemoryMXBean();
     metrics.gauge("relay_jvm_heap_used_bytes", "The JVM's heap in use", () -> memory.getHeapMemoryUsage().getUsed());
     metrics.gauge("relay_jvm_heap_max_bytes", "The JVM's maximum heap", () -> memory.getHeapMemoryUsage().getMax());
+    metrics.counter(
+        "relay_read_arrays_reused", "Large socket reads copied into an array given back by an earlier message (JVM-wide)", ReadArrays::reused);
+    metrics.counter(
+        "relay_read_arrays_new", "Large socket reads that needed a new array, none of their size being free (JVM-wide)", ReadArrays::made);
+    metrics.gauge("relay_read_arrays_pooled_bytes", "Bytes of the free read arrays kept for later reads (JVM-wide)", ReadArrays::pooledBytes);
     ConnectionDirectory directory = new ConnectionDirectory();
     ActorRef<Topic.Command<ClaimAnnouncement>> claims =
         context.spawn(Topic.create(ClaimAnnouncement.class, "relay-claims"), "claims-channel");

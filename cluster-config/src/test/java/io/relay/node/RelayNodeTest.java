@@ -231,6 +231,62 @@ class RelayNodeTest {
     }
   }
 
+  /**
+   * Large messages are read into arrays that go back to be read into again once every reader's
+   * socket has written them (or the reader let go of them). While that happens, a reader that
+   * keeps up, one whose socket fills and who loses its oldest frames, and one that leaves
+   * mid-stream with frames in flight must not change what the others get: every message a reader
+   * receives is byte for byte the one sent, in send order, and each that stays gets the last.
+   */
+  @Test
+  void largeMessagesReachEveryReaderUnchangedWhileTheirReadArraysAreReused() {
+    String topic = "lab/arrays";
+    double reusedBefore = node.metric("relay_read_arrays_reused_total");
+    int messages = 0;
+    try (Participant writer = join(topic, "write");
+        Participant fast = join(topic, "read");
+        Participant stalled = Participant.connect(access.relayUri(topic, Tokens.session(topic, "read")), false);
+        Participant leaving = join(topic, "read")) {
+      // until the stalled reader's socket is full and its queue overflows, then more
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (messages % 20 != 0 || droppedFor(topic, false) == 0) {
+        assertTrue(
+            messages < 3_000 && System.nanoTime() < deadline,
+            "the node dropped nothing for the stalled reader within " + messages + " messages and 30 s");
+        writer.sendBinary(pattern(0, messages, ARRAYS_MESSAGE));
+        messages++;
+        if (messages == 100) {
+          leaving.close();
+        }
+      }
+      // it reads again while new messages are read into the arrays its last frames were in
+      stalled.resume();
+      for (int i = 0; i < 300; i++) {
+        writer.sendBinary(pattern(0, messages, ARRAYS_MESSAGE));
+        messages++;
+      }
+      for (Participant reader : List.of(fast, stalled)) {
+        String which = reader == fast ? "the reader that keeps up" : "the reader whose socket filled";
+        int last = -1;
+        while (last < messages - 1) {
+          byte[] data = reader.next(Duration.ofSeconds(20)).data();
+          int n = (data[1] & 0xFF) | ((data[2] & 0xFF) << 8);
+          assertTrue(n > last, which + " got message " + n + " after " + last);
+          assertArrayEquals(pattern(0, n, ARRAYS_MESSAGE), data, which + ": message " + n + " arrived as sent");
+          last = n;
+        }
+      }
+    }
+    double reused = node.metric("relay_read_arrays_reused_total") - reusedBefore;
+    assertTrue(reused > 0, "the node read messages into arrays given back by earlier ones: " + reused + " of " + messages);
+  }
+
+  /**
+   * 40,000 bytes: each message is read whole in a read of its own, into an array of 40 KiB whose
+   * bytes past the read are an earlier message's.
+   */
+  private static final int ARRAYS_MESSAGE = 40_000;
+
   /** A message of {@code size} bytes naming its writer and number, the rest a pattern of both. */
   private static byte[] pattern(int writer, int n, int size) {
     byte[] data = new byte[size];

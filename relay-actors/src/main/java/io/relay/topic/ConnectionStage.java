@@ -7,7 +7,8 @@ import io.relay.ws.CloseFrame;
 import io.relay.ws.CloseHandshake;
 import io.relay.ws.InboundProtocol;
 import io.relay.ws.MemoryBudget;
-import io.relay.ws.ReadSizing;
+import io.relay.ws.ReadArrays;
+import io.relay.ws.SocketReads;
 import io.relay.ws.SocketOutput;
 import io.relay.ws.WsFrames.Frame;
 import io.relay.ws.WsFrames;
@@ -39,7 +40,7 @@ import org.apache.pekko.util.ByteString;
  * <p>Given its socket ({@link #useSocket}), the stage lets the topic's writers write their
  * frames to it while the stage is idle, from their own threads ({@link OutboundQueue}); it counts
  * what they write as its own. And it sizes the socket's reads so that each ends where a frame
- * ends ({@link ReadSizing}).
+ * ends ({@link SocketReads}).
  *
  * <p>Why one class of over 300 lines: a GraphStage's handlers share its mutable state and run on
  * one thread; the protocol's rules are in the {@code ws} package ({@link InboundProtocol}, {@link
@@ -70,8 +71,10 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   private final MemoryBudget budget;
   /** The socket writers may write directly, or null: given before the stage runs. */
   private volatile SocketOutput socket;
-  /** How the socket's reads are sized, or null: given with the socket. */
-  private volatile ReadSizing reads;
+  /** How the socket's reads are sized and lent, or null: given with the socket. */
+  private volatile SocketReads reads;
+  /** The stage's running logic, told when the socket is done with a frame. */
+  private volatile Logic logic;
 
   ConnectionStage(Connection connection, RelaySettings settings, RelayMetrics metrics, MemoryBudget budget) {
     this.connection = connection;
@@ -88,7 +91,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   }
 
   @Override
-  public void useSocket(SocketOutput output, ReadSizing reads) {
+  public void useSocket(SocketOutput output, SocketReads reads) {
     this.socket = output;
     this.reads = reads;
   }
@@ -99,8 +102,18 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   }
 
   @Override
+  public void written() {
+    Logic current = logic;
+    if (current != null) {
+      current.written();
+    }
+  }
+
+  @Override
   public TimerGraphStageLogic createLogic(Attributes attributes) {
-    return new Logic();
+    Logic created = new Logic();
+    logic = created;
+    return created;
   }
 
   private final class Logic extends TimerGraphStageLogic
@@ -120,10 +133,12 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     /** When a writer last wrote a frame to the socket directly. */
     private volatile long lastDirectNanos = lastOutNanos;
     private final SocketOutput output = socket;
-    private final ReadSizing readSizing = reads;
-    /** The last data frame handed to the socket: held until the socket asks for the next. */
-    private Frame inFlight;
-    private volatile long inFlightBytes;
+    private final SocketReads socketReads = reads;
+    /** The array of {@link ReadArrays} lent with the read being read, or null. */
+    private byte[] lentArray;
+    /** The frames handed to the socket, oldest first, each held until the socket has written it. */
+    private final ArrayDeque<Frame> handed = new ArrayDeque<>();
+    private volatile long handedBytes;
     private AsyncCallback<Object> shedCallback;
 
     Logic() {
@@ -145,7 +160,10 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     @Override
     public void postStop() {
       budget.unregister(this);
-      releaseInFlight();
+      for (Frame frame : handed) {
+        frame.abandon(); // the socket may still be writing it
+      }
+      handed.clear();
       connection.outbound().dispose();
       inbound.release();
       int code = connection.closeCode();
@@ -162,11 +180,16 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     public void onPush() {
       ByteString bytes = grab(in);
       if (!inbound.hasEnded()) {
-        // the socket stage's reads are whole arrays of their own, handed over: no copy here,
-        // and a message that fills most of one stays in it
-        inbound.readHandedOver(bytes.toArrayUnsafe());
-        if (readSizing != null) {
-          readSizing.nextReadAtMost(inbound.nextReadBytes());
+        // the socket stage's reads are arrays of their own, handed over: no copy here, and a
+        // message that fills most of one stays in it
+        lentArray = socketReads == null ? null : socketReads.lentArray(bytes);
+        try {
+          inbound.readHandedOver(lentArray != null ? lentArray : bytes.toArrayUnsafe(), bytes.length());
+        } finally {
+          lentArray = null;
+        }
+        if (socketReads != null) {
+          socketReads.nextReadAtMost(inbound.nextReadBytes());
         }
       }
       pullIfIdle();
@@ -200,6 +223,9 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
             size == 0
                 ? WsFrames.frame(opcode, ByteString.emptyByteString())
                 : WsFrames.frame(opcode, bytes, start, size);
+        if (bytes == lentArray) {
+          frame.reuseWhenReleased(bytes);
+        }
         connection.room().fanOut(connection, frame);
       } else if (!canWrite) {
         connection.stats().refused();
@@ -248,7 +274,6 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
 
     @Override
     public void onPull() {
-      releaseInFlight();
       if (!controls.isEmpty()) {
         if (sendRestFirst()) {
           return;
@@ -297,11 +322,9 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       return true;
     }
 
-    /** Hands a data frame to the socket, holding it until the socket asks for the next. */
+    /** Hands a data frame to the socket. */
     private void sendData(Frame frame) {
       pushOut(frame);
-      inFlight = frame;
-      inFlightBytes = frame.payloadLength();
       if (!frame.isRest()) {
         sent(frame, lastOutNanos);
       }
@@ -355,19 +378,11 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       completeStage();
     }
 
-    private void releaseInFlight() {
-      if (inFlight != null) {
-        inFlight.release();
-        inFlight = null;
-        inFlightBytes = 0;
-      }
-    }
-
     // ---- the memory budget
 
     @Override
     public long held() {
-      return connection.outbound().queuedBytes() + inFlightBytes + inbound.reservedBytes();
+      return connection.outbound().queuedBytes() + handedBytes + inbound.reservedBytes();
     }
 
     @Override
@@ -391,7 +406,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       if (partly != null) {
         partly.release();
       }
-      if (partly != null || inFlight != null || !handshake.onFailure()) {
+      if (partly != null || !handed.isEmpty() || !handshake.onFailure()) {
         cutOff();
       } else {
         onWake();
@@ -403,9 +418,21 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       failStage(CUT_OFF);
     }
 
+    /** Hands a frame to the socket, holding it until the socket has written it ({@link #written}). */
     private void pushOut(Frame frame) {
       push(out, frame.wire());
+      handed.addLast(frame);
+      handedBytes += frame.payloadLength();
       lastOutNanos = System.nanoTime();
+    }
+
+    /** The socket wrote the oldest frame handed to it, or the connection has ended. */
+    void written() {
+      Frame frame = handed.pollFirst();
+      if (frame != null) {
+        handedBytes -= frame.payloadLength();
+        frame.release();
+      }
     }
 
     private void onWake() {

@@ -25,9 +25,9 @@ import java.util.Arrays;
  * <p>Each message's payload is unmasked into an array of its own, with room free in front for
  * the server's frame header ({@link WsFrames#headerBytes}), which goes there when the message is
  * relayed as one piece. A read handed over with {@link #readHandedOver} lends its array: a message
- * that arrives whole in one frame filling at least half of it is unmasked in place there, its
- * frame header's bytes the room in front, instead of being copied out (so a message holds at
- * most twice its size). After each read it says how much the next should take ({@link
+ * that arrives whole in one frame filling at least half of the read is unmasked in place there,
+ * its frame header's bytes the room in front, instead of being copied out (so a message holds at
+ * most twice its size, plus what a {@link ReadArrays} array has past its read). After each read it says how much the next should take ({@link
  * #nextReadBytes}), so that reads end where frames end and large messages arrive whole.
  * The array of a message that arrives over several reads is counted in the node's {@link
  * MemoryBudget} until the message is handed on or dropped. Breaking a rule or a close from the
@@ -98,6 +98,8 @@ public final class InboundProtocol implements FrameReader.Handler {
   private byte[] scratch;
   /** The array of the read being handed over, while it is read, or null. */
   private byte[] handedOver;
+  /** How many bytes of {@link #handedOver} the read is. */
+  private int handedOverLength;
 
   /**
    * @param keepMessages false to hand on only the size of each message (a participant whose
@@ -124,15 +126,17 @@ public final class InboundProtocol implements FrameReader.Handler {
   }
 
   /**
-   * Reads the next bytes the client sent, the whole of {@code read}, an array the caller hands
-   * over and never touches again: a message that fills at least half of it stays in it.
+   * Reads the next bytes the client sent, the first {@code length} bytes of {@code read}, an array
+   * the caller hands over and never touches again: a message that fills at least half of those
+   * bytes stays in the array.
    *
    * @return false once reading has ended (a close or a broken rule): later bytes are not read
    */
-  public boolean readHandedOver(byte[] read) {
+  public boolean readHandedOver(byte[] read, int length) {
     handedOver = read;
+    handedOverLength = length;
     try {
-      return read(read, 0, read.length);
+      return read(read, 0, length);
     } finally {
       handedOver = null;
     }
@@ -297,7 +301,7 @@ public final class InboundProtocol implements FrameReader.Handler {
     int headerBytes = WsFrames.headerBytes(length);
     if (size == 0 && frameOffset == 0 && last && frameFin && start >= headerBytes) {
       // the whole message in this read (the usual case)
-      if (bytes == handedOver && 2L * length >= bytes.length) {
+      if (bytes == handedOver && 2L * length >= handedOverLength) {
         message = bytes;
         messageStart = start;
         return start;

@@ -79,6 +79,12 @@ public final class WsFrames {
    * <p>A relayed message's frame is counted once in the node's {@link MemoryBudget} while any
    * reader holds it: {@link #share} when it is offered to its readers, {@link #release} by each
    * holder when it lets go (dropped, discarded, or written). Control frames are never counted.
+   *
+   * <p>A frame made in the array its message was read into can give that array back to {@link
+   * ReadArrays} when its last holder lets go ({@link #reuseWhenReleased}). That needs every holder
+   * to let go only once nothing will read its bytes again; a holder that cannot be sure of that (a
+   * socket that may still be writing them) lets go with {@link #abandon}, and the array is then
+   * left to the garbage collector.
    */
   public static final class Frame {
     private static final AtomicIntegerFieldUpdater<Frame> HOLDERS =
@@ -91,6 +97,10 @@ public final class WsFrames {
     private final Frame whole;
     private MemoryBudget budget;
     private volatile int holders;
+    /** The array to give back to {@link ReadArrays} when the last holder lets go, or null. */
+    private byte[] reusable;
+    /** A holder let go while its socket might still write the bytes: the array is not reused. */
+    private volatile boolean abandoned;
 
     /**
      * @param wire the frame as it goes on the wire: header and payload
@@ -152,12 +162,41 @@ public final class WsFrames {
       }
     }
 
-    /** One holder lets go of the frame; the last gives its bytes back to the budget. */
+    /**
+     * Has the last holder's {@link #release} give {@code array}, which the frame's bytes are in and
+     * which was taken from {@link ReadArrays}, back to it. Called before the frame is shared.
+     */
+    public void reuseWhenReleased(byte[] array) {
+      reusable = array;
+    }
+
+    /**
+     * One holder lets go of the frame, and nothing will read its bytes for that holder again; the
+     * last gives its bytes back to the budget, and its array to {@link ReadArrays} if it has one
+     * and no holder {@link #abandon}ed it.
+     */
     public void release() {
       if (whole != null) {
         whole.release();
       } else if (budget != null && HOLDERS.decrementAndGet(this) == 0) {
         budget.release(payload.size());
+        if (reusable != null && !abandoned) {
+          ReadArrays.giveBack(reusable);
+        }
+      }
+    }
+
+    /**
+     * One holder lets go of the frame while its socket may still write the bytes (a socket that
+     * asks for the next frame before it has written the last, or a connection that ends with a
+     * frame handed to its socket): counted like {@link #release}, but the array is not reused.
+     */
+    public void abandon() {
+      if (whole != null) {
+        whole.abandon();
+      } else {
+        abandoned = true;
+        release();
       }
     }
   }

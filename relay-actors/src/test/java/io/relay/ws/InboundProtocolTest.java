@@ -317,11 +317,28 @@ class InboundProtocolTest {
     void aMessageFillingTheReadIsUnmaskedInPlace() {
       byte[] payload = utf8("x".repeat(300));
       byte[] read = new ClientFrames().frame(WsFrames.TEXT, true, payload).bytes();
-      protocol().readHandedOver(read);
+      protocol().readHandedOver(read, read.length);
       assertEquals(1, handedOn.size());
       assertSame(read, handedOn.get(0)[0], "the read's own array, not a copy");
       int start = (int) handedOn.get(0)[1];
       assertArrayEquals(payload, Arrays.copyOfRange(read, start, start + payload.length), "unmasked in place");
+    }
+
+    @Test
+    void aReadInTheFirstBytesOfALongerArrayIsReadInPlaceAndTheBytesPastItAreNeverRead() {
+      byte[] payload = new byte[20_000];
+      Arrays.fill(payload, (byte) 5);
+      byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, payload).bytes();
+      byte[] array = Arrays.copyOf(wire, wire.length + 4096);
+      // what an earlier read left past this one: a frame with a reserved opcode, were it read
+      Arrays.fill(array, wire.length, array.length, (byte) 0xFF);
+      InboundProtocol protocol = protocol();
+      assertTrue(protocol.readHandedOver(array, wire.length), "reading goes on: nothing past the read was parsed");
+      assertEquals(1, handedOn.size());
+      assertSame(array, handedOn.get(0)[0], "the message stays in the lent array");
+      int start = (int) handedOn.get(0)[1];
+      assertArrayEquals(payload, Arrays.copyOfRange(array, start, start + payload.length));
+      assertEquals(wire.length, protocol.nextReadBytes(), "the next read is sized by the frame, not the array");
     }
 
     @Test
@@ -331,7 +348,7 @@ class InboundProtocolTest {
         frames.frame(WsFrames.BINARY, true, new byte[] {(byte) i, 1, 2});
       }
       byte[] read = frames.bytes();
-      protocol().readHandedOver(read);
+      protocol().readHandedOver(read, read.length);
       assertEquals(4, handedOn.size());
       for (Object[] message : handedOn) {
         byte[] bytes = (byte[]) message[0];
@@ -346,7 +363,7 @@ class InboundProtocolTest {
       Arrays.fill(large, (byte) 7);
       byte[] read = new ClientFrames().frame(WsFrames.BINARY, true, new byte[] {1, 2, 3}).frame(WsFrames.BINARY, true, large).bytes();
       InboundProtocol protocol = protocol();
-      protocol.readHandedOver(read);
+      protocol.readHandedOver(read, read.length);
       assertEquals(2, handedOn.size());
       byte[] small = (byte[]) handedOn.get(0)[0];
       int smallStart = (int) handedOn.get(0)[1];
@@ -369,9 +386,9 @@ class InboundProtocolTest {
     void aReadThatCutsAFrameAsksForTheRestOfThatFrameNext() {
       byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, new byte[40_000]).bytes();
       InboundProtocol protocol = protocol();
-      protocol.readHandedOver(Arrays.copyOf(wire, 10_000));
+      protocol.readHandedOver(Arrays.copyOf(wire, 10_000), 10_000);
       assertEquals(wire.length - 10_000, protocol.nextReadBytes());
-      protocol.readHandedOver(Arrays.copyOfRange(wire, 10_000, wire.length));
+      protocol.readHandedOver(Arrays.copyOfRange(wire, 10_000, wire.length), wire.length - 10_000);
       assertEquals(1, handedOn.size(), "the message, once the rest of its frame arrived");
     }
 
@@ -379,17 +396,18 @@ class InboundProtocolTest {
     void afterALargeFrameTheNextReadTakesAFrameOfItsSizeWhichIsThenRelayedFromItsRead() {
       byte[] first = new ClientFrames().frame(WsFrames.BINARY, true, new byte[20_000]).bytes();
       InboundProtocol protocol = protocol();
-      protocol.readHandedOver(first);
+      protocol.readHandedOver(first, first.length);
       assertEquals(first.length, protocol.nextReadBytes(), "the frame's header and payload");
       byte[] next = new ClientFrames().frame(WsFrames.BINARY, true, new byte[20_000]).bytes();
-      protocol.readHandedOver(next);
+      protocol.readHandedOver(next, next.length);
       assertSame(next, handedOn.get(1)[0], "the next message stays in its read");
     }
 
     @Test
     void afterASmallFrameTheNextReadIsNotLimited() {
       InboundProtocol protocol = protocol();
-      protocol.readHandedOver(new ClientFrames().frame(WsFrames.TEXT, true, utf8("hello")).bytes());
+      byte[] read = new ClientFrames().frame(WsFrames.TEXT, true, utf8("hello")).bytes();
+      protocol.readHandedOver(read, read.length);
       assertEquals(Integer.MAX_VALUE, protocol.nextReadBytes());
     }
   }

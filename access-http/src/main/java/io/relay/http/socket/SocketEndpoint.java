@@ -1,12 +1,13 @@
 package io.relay.http.socket;
 
+import io.relay.ws.ReadArrays;
+import io.relay.ws.SocketReads;
 import java.io.IOException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -50,7 +51,7 @@ import tlschannel.TlsChannel;
  * stage, writes, the TLS layer's waits, interest, readiness, activity and closing) changes the
  * same key and the same socket's state; the TLS buffers are their own class ({@link TlsBuffers}).
  */
-final class SocketEndpoint {
+final class SocketEndpoint implements SocketReads {
   private static final TlsBuffers BUFFERS = new TlsBuffers();
   /** Readiness value telling the stage that the server closed the socket under it. */
   static final int CLOSED = 1 << 30;
@@ -89,8 +90,10 @@ final class SocketEndpoint {
   private volatile Consumer<Object> reader;
   private final AtomicInteger readState = new AtomicInteger(READ_BY_STAGE);
   private volatile long lastActive = System.nanoTime();
-  /** The most the next read takes ({@link #readAtMost}). */
+  /** The most the next read takes ({@link #nextReadAtMost}). */
   private volatile int readLimit = READ_BYTES;
+  /** The last read, if it is the first bytes of an array of {@link ReadArrays} not asked for yet. */
+  private volatile Lent lent;
   /**
    * When the request head being received started ({@link System#nanoTime}), or 0 for none. A new
    * connection waits for its first head from the start.
@@ -160,13 +163,14 @@ final class SocketEndpoint {
 
   /**
    * Reads what the socket holds, up to 128 KiB or what the socket's protocol asked for ({@link
-   * #readAtMost}), into an array of its own: the bytes read, empty when none can be read now (then
-   * {@link #watch} {@code OP_READ}), or null when the peer has closed. A plain socket is read
+   * #nextReadAtMost}), into an array of its own: the bytes read, empty when none can be read now
+   * (then {@link #watch} {@code OP_READ}), or null when the peer has closed. A plain socket is read
    * through the calling thread's direct buffer. On TLS the plain text is decrypted into the
    * thread's heap buffer (no system call reads it, so it need not be direct), and the read goes
    * on record after record until it has what was asked for or nothing is left to decrypt: one
    * read of the TLS layer takes one record (16 KiB at most), and a large message then arrives
-   * whole in one read, as on the plain port.
+   * whole in one read, as on the plain port. A large read is copied into an array of {@link
+   * ReadArrays}, lent to the protocol that asks for it ({@link #lentArray}).
    */
   ByteString readBytes() throws IOException {
     ByteBuffer buffer = tls == null ? READ_BUFFER.get() : TLS_READ_BUFFER.get();
@@ -182,23 +186,39 @@ final class SocketEndpoint {
     byte[] bytes;
     if (tls == null) {
       buffer.flip();
-      bytes = new byte[n];
-      buffer.get(bytes);
+      bytes = ReadArrays.take(n);
+      buffer.get(bytes, 0, n);
     } else {
       // the TLS layer hands over one record a read: read on up to the limit
       int more;
       while (buffer.hasRemaining() && (more = read(buffer)) > 0) {
         n += more;
       }
-      bytes = Arrays.copyOfRange(buffer.array(), 0, n);
+      bytes = ReadArrays.copyOf(buffer.array(), n);
     }
     active();
-    return ByteString.fromArrayUnsafe(bytes);
+    if (bytes.length == n) {
+      return ByteString.fromArrayUnsafe(bytes);
+    }
+    ByteString read = ByteString.fromArrayUnsafe(bytes, 0, n);
+    lent = new Lent(read, bytes);
+    return read;
   }
 
   /** The socket's next reads take at most {@code bytes} (at least 1, at most 128 KiB). */
-  void readAtMost(int bytes) {
+  @Override
+  public void nextReadAtMost(int bytes) {
     readLimit = Math.max(1, Math.min(READ_BYTES, bytes));
+  }
+
+  @Override
+  public byte[] lentArray(ByteString read) {
+    Lent last = lent;
+    if (last == null || last.read != read) {
+      return null;
+    }
+    lent = null;
+    return last.array;
   }
 
   /**
@@ -471,4 +491,7 @@ final class SocketEndpoint {
       // closing a socket that failed: nothing left to do
     }
   }
+
+  /** A read handed on as a view of the first bytes of {@code array}, an array of {@link ReadArrays}. */
+  private record Lent(ByteString read, byte[] array) {}
 }

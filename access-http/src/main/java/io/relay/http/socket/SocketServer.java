@@ -416,10 +416,12 @@ public final class SocketServer {
       SocketEndpoint endpoint, Graph<FlowShape<ByteString, ByteString>, ?> flow, ByteString unwritten, ByteString unread) {
     try {
       boolean direct = !endpoint.isTls() && flow instanceof SocketOutput.User;
+      Runnable written = null;
       if (flow instanceof SocketOutput.User user) {
-        user.useSocket(direct ? SocketStage.output(endpoint) : null, endpoint::readAtMost);
+        user.useSocket(direct ? SocketStage.output(endpoint) : null, endpoint);
+        written = user::written;
       }
-      Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread, direct))
+      Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread, direct, written))
           .join(flow)
           .run(materializer);
     } catch (RuntimeException e) {

@@ -85,6 +85,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private final boolean pullWhenWritten;
   /** Whether the selector reads the socket while the stage waits for bytes. */
   private final boolean selectorReads;
+  /** Told each time the stage is done with an element it was pushed, or null. */
+  private final Runnable onWritten;
 
   private SocketStage(
       SocketEndpoint endpoint,
@@ -94,7 +96,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       boolean http,
       ByteString unwritten,
       ByteString unread,
-      boolean pullWhenWritten) {
+      boolean pullWhenWritten,
+      Runnable onWritten) {
     this.endpoint = endpoint;
     this.writeBufferBytes = writeBufferBytes;
     this.bytesOf = bytesOf;
@@ -104,6 +107,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     this.unread = unread;
     this.pullWhenWritten = pullWhenWritten;
     this.selectorReads = !http && !endpoint.isTls();
+    this.onWritten = onWritten;
   }
 
   /** The stage under Pekko HTTP's server layer, pushing {@code unread} before it reads the socket. */
@@ -117,7 +121,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         true,
         ByteString.emptyByteString(),
         unread,
-        false);
+        false,
+        null);
   }
 
   /**
@@ -126,12 +131,19 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
    * while it waits for bytes. With {@code pullWhenWritten} it takes the
    * next bytes only once everything before them is written (so that, while it waits for bytes,
    * other threads may write the socket through {@link #output}); otherwise it gathers up to
-   * {@code writeBufferBytes} while the socket is full.
+   * {@code writeBufferBytes} while the socket is full. {@code onWritten}, if not null, is run each
+   * time the stage is done with the oldest of the elements it was pushed ({@link
+   * SocketOutput.User#written}).
    */
   static SocketStage<ByteString, ByteString> bytes(
-      SocketEndpoint endpoint, int writeBufferBytes, ByteString unwritten, ByteString unread, boolean pullWhenWritten) {
+      SocketEndpoint endpoint,
+      int writeBufferBytes,
+      ByteString unwritten,
+      ByteString unread,
+      boolean pullWhenWritten,
+      Runnable onWritten) {
     return new SocketStage<>(
-        endpoint, writeBufferBytes, bytes -> bytes, bytes -> bytes, false, unwritten, unread, pullWhenWritten);
+        endpoint, writeBufferBytes, bytes -> bytes, bytes -> bytes, false, unwritten, unread, pullWhenWritten, onWritten);
   }
 
   /**
@@ -167,6 +179,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     private final ArrayDeque<ByteString> toWrite = new ArrayDeque<>();
     /** Bytes of the first piece of {@code toWrite} already written. */
     private int writtenOfFirst;
+    /** The first piece of {@code toWrite} is the stage's own {@code unwritten}, not an element pushed. */
+    private boolean firstIsOwn;
     private long toWriteBytes;
     private boolean waitingWritable;
     private boolean closeWhenWritten;
@@ -191,6 +205,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       }
       if (!unwritten.isEmpty()) {
         enqueue(unwritten);
+        firstIsOwn = true;
         write();
       }
       pullIfRoom();
@@ -267,8 +282,10 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     @Override
     public void onPush() {
       ByteString bytes = bytesOf.apply(grab(in));
-      if (bytes != null) {
+      if (bytes != null && !bytes.isEmpty()) {
         enqueue(bytes);
+      } else if (onWritten != null) {
+        onWritten.run(); // nothing to write
       }
       if (!waitingWritable) {
         write();
@@ -365,6 +382,11 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         left -= unwrittenOfFirst;
         toWrite.pollFirst();
         writtenOfFirst = 0;
+        if (firstIsOwn) {
+          firstIsOwn = false;
+        } else if (onWritten != null) {
+          onWritten.run();
+        }
       }
     }
 

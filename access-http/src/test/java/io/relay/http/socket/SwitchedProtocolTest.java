@@ -147,13 +147,14 @@ class SwitchedProtocolTest {
   }
 
   @Test
-  void aProtocolThatSizesItsReadsGetsNoReadLargerThanItAskedFor() throws IOException {
+  void aProtocolThatSizesItsReadsGetsNoReadLargerThanItAskedForAndHearsWhenEachEchoIsWritten() throws IOException {
     byte[] stream = pattern(100 * SIZED_READ);
     try (Socket socket = switched("/sized")) {
       socket.getOutputStream().write(stream);
       assertArrayEquals(stream, socket.getInputStream().readNBytes(stream.length), "the echo of the whole stream");
     }
     assertTrue(sized.largestRead.get() <= SIZED_READ, "a read of " + sized.largestRead.get() + " bytes");
+    sized.assertEverythingReportedWritten();
   }
 
   /** A client socket whose connection was switched to the echo, its response read. */

@@ -114,6 +114,8 @@ class TlsSocketServerTest {
   /**
    * A protocol that sizes its reads gets, over TLS too, reads that end where it asked: each takes
    * as many TLS records as it needs, up to that size (a read of the TLS layer takes one record).
+   * And it hears when the socket is done with each element it gave it, though the socket gathers
+   * several to encrypt at once.
    */
   @Test
   void aProtocolThatSizesItsReadsGetsReadsOfSeveralRecordsUpToWhatItAskedFor() throws Exception {
@@ -133,6 +135,7 @@ class TlsSocketServerTest {
     int largest = sized.largestRead.get();
     assertTrue(largest <= SIZED_READ, "a read of " + largest + " bytes");
     assertTrue(largest > TLS_RECORD, "no read took more than one TLS record: the largest was " + largest + " bytes");
+    sized.assertEverythingReportedWritten();
   }
 
   @Test

@@ -1,0 +1,111 @@
+package io.relay.ws;
+
+import java.util.Arrays;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The arrays that large socket reads are copied into, given back for later reads once the
+ * message relayed from one has been written to every reader ({@link WsFrames.Frame#reuseWhenReleased}).
+ * A stream of large messages then reads into the same few arrays, which stay in the processor's
+ * caches, instead of into fresh ones, which the JVM zeroes and the processor fetches first.
+ *
+ * <p>Reads of at least {@value #MIN_BYTES} bytes get an array whose length is theirs rounded up
+ * to a multiple of {@value #STEP} bytes, so an array given back fits every read of its size class;
+ * the bytes past the read's own are left from an earlier read and are never read or sent. Shorter
+ * reads get an array of exactly their length, from the heap. One pool serves the whole JVM. Each
+ * size class is a stack, so the array given back last is taken first, and keeps at most {@value
+ * #MAX_CLASS_BYTES} bytes of arrays (4 of 128 KiB, 32 of 16 KiB; 14.5 MiB for all 29 classes):
+ * an array given back past that is left to the garbage collector. A bound per class, not one
+ * for the whole pool, so that arrays of one size, given back in a burst, cannot keep the others
+ * out.
+ */
+public final class ReadArrays {
+  /** The shortest read that gets an array from the pool. */
+  public static final int MIN_BYTES = 16 * 1024;
+  /** Pooled arrays' lengths are multiples of this. */
+  static final int STEP = 4 * 1024;
+  /** The longest read that gets an array from the pool (a socket read takes at most this). */
+  public static final int MAX_BYTES = 128 * 1024;
+  /** The most each size class keeps. */
+  static final int MAX_CLASS_BYTES = 512 * 1024;
+
+  @SuppressWarnings("unchecked")
+  private static final ConcurrentLinkedDeque<byte[]>[] CLASSES = new ConcurrentLinkedDeque[MAX_BYTES / STEP + 1];
+  /** How many arrays each size class holds now. */
+  private static final AtomicIntegerArray HELD = new AtomicIntegerArray(CLASSES.length);
+  private static final AtomicLong POOLED = new AtomicLong();
+  private static final LongAdder REUSED = new LongAdder();
+  private static final LongAdder MADE = new LongAdder();
+
+  static {
+    for (int i = MIN_BYTES / STEP; i < CLASSES.length; i++) {
+      CLASSES[i] = new ConcurrentLinkedDeque<>();
+    }
+  }
+
+  private ReadArrays() {}
+
+  /**
+   * An array for a read of {@code bytes}: of exactly that length when it is shorter than {@value
+   * #MIN_BYTES} or longer than {@value #MAX_BYTES}, otherwise of at least that length, given back
+   * by an earlier read's message if the pool has one.
+   */
+  public static byte[] take(int bytes) {
+    if (bytes < MIN_BYTES || bytes > MAX_BYTES) {
+      return new byte[bytes];
+    }
+    int sizeClass = (bytes + STEP - 1) / STEP;
+    byte[] array = CLASSES[sizeClass].pollFirst();
+    if (array == null) {
+      MADE.increment();
+      return new byte[sizeClass * STEP];
+    }
+    HELD.decrementAndGet(sizeClass);
+    POOLED.addAndGet(-array.length);
+    REUSED.increment();
+    return array;
+  }
+
+  /** The first {@code bytes} bytes of {@code from} in an array {@link #take} gives for them. */
+  public static byte[] copyOf(byte[] from, int bytes) {
+    if (bytes < MIN_BYTES || bytes > MAX_BYTES) {
+      return Arrays.copyOf(from, bytes); // the JIT need not zero an array it fills whole
+    }
+    byte[] array = take(bytes);
+    System.arraycopy(from, 0, array, 0, bytes);
+    return array;
+  }
+
+  /** Gives back an array taken here, which nothing reads or writes any more. */
+  static void giveBack(byte[] array) {
+    int length = array.length;
+    if (length < MIN_BYTES || length > MAX_BYTES || length % STEP != 0) {
+      return; // not a pooled size: the read that took it got a new array of its own length
+    }
+    int sizeClass = length / STEP;
+    if (HELD.incrementAndGet(sizeClass) > MAX_CLASS_BYTES / length) {
+      HELD.decrementAndGet(sizeClass);
+      return;
+    }
+    POOLED.addAndGet(length);
+    CLASSES[sizeClass].offerFirst(array);
+  }
+
+  /** Reads that took an array given back by an earlier one. */
+  public static long reused() {
+    return REUSED.sum();
+  }
+
+  /** Reads that took a new array of a pooled size, the pool having none of theirs. */
+  public static long made() {
+    return MADE.sum();
+  }
+
+  /** Bytes of the arrays the pool holds now. */
+  public static long pooledBytes() {
+    return POOLED.get();
+  }
+}

@@ -1,0 +1,125 @@
+package io.relay.ws;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.relay.ws.WsFrames.Frame;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/** The arrays of large socket reads, and their return by the frames relayed from them. */
+class ReadArraysTest {
+  @Test
+  void aReadShorterThanThePooledSizesGetsAnArrayOfExactlyItsLength() {
+    assertEquals(100, ReadArrays.take(100).length);
+    assertEquals(ReadArrays.MIN_BYTES - 1, ReadArrays.take(ReadArrays.MIN_BYTES - 1).length);
+    assertEquals(ReadArrays.MAX_BYTES + 1, ReadArrays.take(ReadArrays.MAX_BYTES + 1).length);
+  }
+
+  @Test
+  void aLargeReadGetsAnArrayOfItsSizeClassAtMostAStepLonger() {
+    byte[] array = ReadArrays.take(65_550);
+    assertTrue(array.length >= 65_550 && array.length < 65_550 + ReadArrays.STEP, "length " + array.length);
+    assertEquals(0, array.length % ReadArrays.STEP);
+  }
+
+  @Test
+  void anArrayGivenBackIsTakenByTheNextReadOfItsSizeClass() {
+    byte[] array = ReadArrays.take(40_000);
+    ReadArrays.giveBack(array);
+    long reused = ReadArrays.reused();
+    assertSame(array, ReadArrays.take(40_000 - 100), "a shorter read of the same class takes it");
+    assertEquals(reused + 1, ReadArrays.reused());
+    assertNotSame(array, ReadArrays.take(40_000), "an array is taken once");
+  }
+
+  @Test
+  void anArrayOfALengthThePoolDoesNotMakeIsNotKept() {
+    long pooled = ReadArrays.pooledBytes();
+    ReadArrays.giveBack(new byte[40_001]);
+    ReadArrays.giveBack(new byte[1024]);
+    assertEquals(pooled, ReadArrays.pooledBytes());
+  }
+
+  @Test
+  void eachSizeClassKeepsNoMoreThanItsBoundAndTheArraysPastItAreLeft() {
+    int length = ReadArrays.MAX_BYTES;
+    int bound = ReadArrays.MAX_CLASS_BYTES / length;
+    long pooled = ReadArrays.pooledBytes();
+    List<byte[]> arrays = new ArrayList<>();
+    for (int i = 0; i < bound + 3; i++) {
+      arrays.add(ReadArrays.take(length));
+    }
+    arrays.forEach(ReadArrays::giveBack);
+    assertEquals(pooled + (long) bound * length, ReadArrays.pooledBytes(), "the class keeps " + bound + " arrays");
+    // another class is not kept out by the full one
+    byte[] other = ReadArrays.take(20_000);
+    ReadArrays.giveBack(other);
+    assertSame(other, ReadArrays.take(20_000));
+    for (int i = 0; i < bound; i++) {
+      ReadArrays.take(length); // empties the class again for the other tests
+    }
+    assertEquals(pooled, ReadArrays.pooledBytes());
+  }
+
+  /** A frame relayed from the array its message was read into, as the connection makes it. */
+  @Nested
+  class FramesInReadArrays {
+    private final MemoryBudget budget = new MemoryBudget(1 << 30, (holder, held) -> {});
+
+    private Frame frameInRead(byte[] array) {
+      Frame frame = WsFrames.frame(WsFrames.BINARY, array, 14, 30_000);
+      frame.reuseWhenReleased(array);
+      return frame;
+    }
+
+    @Test
+    void theArrayGoesBackWhenTheLastHolderReleasesTheFrame() {
+      byte[] array = ReadArrays.take(30_014);
+      Frame frame = frameInRead(array);
+      frame.share(budget, 2);
+      long pooled = ReadArrays.pooledBytes();
+      frame.release();
+      assertEquals(pooled, ReadArrays.pooledBytes(), "one reader still holds it");
+      frame.release();
+      assertEquals(pooled + array.length, ReadArrays.pooledBytes());
+      assertSame(array, ReadArrays.take(30_014));
+      assertEquals(0, budget.used());
+    }
+
+    @Test
+    void whatIsLeftOfAPartlyWrittenFrameGivesTheWholeArrayBack() {
+      byte[] array = ReadArrays.take(30_014);
+      Frame frame = frameInRead(array);
+      frame.share(budget, 1);
+      frame.rest(1000).release();
+      assertSame(array, ReadArrays.take(30_014));
+    }
+
+    @Test
+    void aFrameOneHolderAbandonedLeavesItsArrayToTheGarbageCollector() {
+      byte[] array = ReadArrays.take(30_014);
+      Frame frame = frameInRead(array);
+      frame.share(budget, 2);
+      long pooled = ReadArrays.pooledBytes();
+      frame.rest(10).abandon();
+      frame.release();
+      assertEquals(pooled, ReadArrays.pooledBytes(), "a socket may still be writing its bytes");
+      assertEquals(0, budget.used(), "the budget gets its bytes back all the same");
+    }
+
+    @Test
+    void aFrameOfferedToNobodyKeepsItsArray() {
+      byte[] array = ReadArrays.take(30_014);
+      Frame frame = frameInRead(array);
+      frame.share(budget, 0);
+      long pooled = ReadArrays.pooledBytes();
+      frame.release();
+      assertEquals(pooled, ReadArrays.pooledBytes());
+    }
+  }
+}
