@@ -136,8 +136,12 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     private final SocketReads socketReads = reads;
     /** The array of {@link ReadArrays} lent with the read being read, or null. */
     private byte[] lentArray;
-    /** The frames handed to the socket, oldest first, each held until the socket has written it. */
-    private final ArrayDeque<Frame> handed = new ArrayDeque<>();
+    /**
+     * The frames handed to the socket, oldest first, each held until the socket has written it: at
+     * most one on the plain port, more while a TLS socket gathers (it grows then; an idle
+     * connection keeps the smallest).
+     */
+    private final ArrayDeque<Frame> handed = new ArrayDeque<>(1);
     private volatile long handedBytes;
     private AsyncCallback<Object> shedCallback;
 

@@ -35,7 +35,10 @@ import org.apache.pekko.util.ByteString;
  * <p>Reads happen only on demand: a read that finds nothing asks the selector to watch the socket,
  * and while the stream does not pull, nothing is read (not by the selector either) and TCP's own
  * window pushes back on the peer. Writes go straight to the socket; while the socket is full,
- * further bytes are gathered up to {@code writeBufferBytes} before the stage stops pulling. When
+ * further bytes are gathered up to {@code writeBufferBytes} before the stage stops pulling. Under a
+ * switched protocol that asks ({@link SocketOutput.User#written}), the stage tells it each time it
+ * has written the whole of an element it was pushed, so the protocol knows when the socket is done
+ * with its bytes. When
  * the peer closes its side, the outlet completes and what is being written still goes out (as with
  * Pekko's TCP stage without half-close). When the stream stops reading, the socket is closed once
  * what is gathered has been written. When the stream finishes writing, under HTTP the socket is
