@@ -39,8 +39,10 @@ import org.apache.pekko.util.ByteString;
  *
  * <p>Given its socket ({@link #useSocket}), the stage lets the topic's writers write their
  * frames to it while the stage is idle, from their own threads ({@link OutboundQueue}); it counts
- * what they write as its own. And it sizes the socket's reads so that each ends where a frame
- * ends ({@link SocketReads}).
+ * what they write as its own. It sizes the socket's reads so that each ends where a frame ends,
+ * and reads a large one in the array the socket lent for it ({@link SocketReads}); a message that
+ * stays there gives the array back to {@link ReadArrays} once every reader is done with it, so
+ * the stage holds each frame it hands the socket until the socket says it has written it.
  *
  * <p>Why one class of over 300 lines: a GraphStage's handlers share its mutable state and run on
  * one thread; the protocol's rules are in the {@code ws} package ({@link InboundProtocol}, {@link
@@ -430,7 +432,10 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       lastOutNanos = System.nanoTime();
     }
 
-    /** The socket wrote the oldest frame handed to it, or the connection has ended. */
+    /**
+     * The socket wrote the oldest frame handed to it. After the stage stopped there is none: it let
+     * go of them all.
+     */
     void written() {
       Frame frame = handed.pollFirst();
       if (frame != null) {

@@ -9,7 +9,6 @@ import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import javax.net.ssl.SSLContext;
@@ -38,25 +37,18 @@ import tlschannel.TlsChannel;
  * back ({@link TlsBuffers}).
  *
  * <p>A plain socket whose stage has the selector read for it ({@link #readBy}) is read on the
- * selector thread whenever its stage waits for bytes: when the socket turns readable the selector
- * reads it and hands the bytes over, so the stage is woken once, with bytes, and the selector keeps
- * watching the socket, with no call to change what it watches and no wake-up of the selector per
- * read. When the socket turns readable while the stage is still busy with its last bytes, the
- * selector stops watching it and the stage reads it itself when it wants more, watching it again
- * only when its own read finds nothing: a stream that keeps a socket full is read by its stage in a
- * loop, and the selector never reads more than its stage asked for.
+ * selector thread whenever its stage waits for bytes ({@link SelectorReads}).
  *
  * <p>Why one class of over 400 lines: it is the one object through which the selector thread and
- * the socket's stage share a socket, and each of its parts (reads, the selector's reads for the
- * stage, writes, the TLS layer's waits, interest, readiness, activity and closing) changes the
- * same key and the same socket's state; the TLS buffers are their own class ({@link TlsBuffers}).
+ * the socket's stage share a socket, and each of its parts (reads, writes, the TLS layer's waits,
+ * interest, readiness, activity and closing) changes the same key and the same socket's state;
+ * the selector's reads for the stage ({@link SelectorReads}) and the TLS buffers ({@link
+ * TlsBuffers}) are their own classes.
  */
 final class SocketEndpoint implements SocketReads {
   private static final TlsBuffers BUFFERS = new TlsBuffers();
   /** Readiness value telling the stage that the server closed the socket under it. */
   static final int CLOSED = 1 << 30;
-  /** What the selector hands a stage it reads for when the peer has closed its side. */
-  static final Object PEER_CLOSED = new Object();
   /** The most one read takes. */
   private static final int READ_BYTES = 128 * 1024;
   /** Each thread's read buffer: a read copies exactly the bytes it got out of it. */
@@ -65,14 +57,6 @@ final class SocketEndpoint implements SocketReads {
   /** Each thread's buffer for the plain text of TLS reads. */
   private static final ThreadLocal<ByteBuffer> TLS_READ_BUFFER =
       ThreadLocal.withInitial(() -> ByteBuffer.allocate(READ_BYTES));
-  // how a socket that the selector reads for its stage is read
-  /** The stage waits for bytes: the selector watches the socket and reads it when it is readable. */
-  private static final int READ_WANTED = 0;
-  /** The stage has the bytes it asked for: the selector watches the socket, but does not read it. */
-  private static final int READ_HANDED = 1;
-  /** The stage reads the socket itself; the selector does not watch it. */
-  private static final int READ_BY_STAGE = 2;
-
   private final SocketServer server;
   private final PortSelector selector;
   private final SocketChannel channel;
@@ -86,9 +70,8 @@ final class SocketEndpoint implements SocketReads {
   /** The TLS layer holds written bytes the socket has not taken yet. */
   private volatile boolean unflushed;
   private volatile IntConsumer onReady;
-  /** Where the selector hands what it reads for the stage, or null when the stage reads itself. */
-  private volatile Consumer<Object> reader;
-  private final AtomicInteger readState = new AtomicInteger(READ_BY_STAGE);
+  /** The selector's reads for the stage, or null when the stage reads itself. */
+  private volatile SelectorReads selectorReads;
   private volatile long lastActive = System.nanoTime();
   /** The most the next read takes ({@link #nextReadAtMost}). */
   private volatile int readLimit = READ_BYTES;
@@ -222,30 +205,17 @@ final class SocketEndpoint implements SocketReads {
   }
 
   /**
-   * Has the selector read the socket for its stage whenever the stage waits for bytes ({@link
-   * #wantBytes}), handing {@code reader} each read: a {@link ByteString}, {@link #PEER_CLOSED} or
-   * the {@link IOException}. Plain sockets only. Until the stage's own read first finds nothing
-   * ({@link #readOnSelector}), the stage reads itself.
+   * Has the selector read the socket for its stage whenever the stage waits for bytes, handing
+   * {@code reader} each read: a {@link ByteString}, {@link SelectorReads#PEER_CLOSED} or the
+   * {@link IOException}. Plain sockets only.
    */
-  void readBy(Consumer<Object> reader) {
+  SelectorReads readBy(Consumer<Object> reader) {
     if (tls != null) {
       throw new IllegalStateException("the selector reads plain sockets only");
     }
-    this.reader = reader;
-  }
-
-  /**
-   * The stage waits for bytes: true when the selector reads them and hands them over, false when
-   * the stage must read the socket itself (it turned readable while the stage was busy).
-   */
-  boolean wantBytes() {
-    return readState.compareAndSet(READ_HANDED, READ_WANTED);
-  }
-
-  /** The stage's own read found nothing: the selector watches the socket again and reads for it. */
-  void readOnSelector() {
-    readState.set(READ_WANTED);
-    watch(SelectionKey.OP_READ);
+    SelectorReads reads = new SelectorReads(this, key, reader);
+    selectorReads = reads;
+    return reads;
   }
 
   /**
@@ -253,56 +223,15 @@ final class SocketEndpoint implements SocketReads {
    * read here; all other readiness goes to the stage and is watched for no more until it asks.
    */
   void selected(int ops) {
-    Consumer<Object> target = reader;
+    SelectorReads reads = selectorReads;
     int rest = ops;
-    if (target != null && (ops & SelectionKey.OP_READ) != 0) {
+    if (reads != null && (ops & SelectionKey.OP_READ) != 0) {
       rest &= ~SelectionKey.OP_READ;
-      readable(target);
+      reads.readable();
     }
     if (rest != 0) {
       key.interestOpsAnd(~rest);
       ready(rest);
-    }
-  }
-
-  /** The socket read for its stage is readable: read it if the stage waits, or leave it to the stage. */
-  private void readable(Consumer<Object> target) {
-    while (true) {
-      int state = readState.get();
-      if (state == READ_WANTED) {
-        if (readState.compareAndSet(READ_WANTED, READ_HANDED)) {
-          readFor(target);
-          return;
-        }
-      } else if (state == READ_BY_STAGE) {
-        key.interestOpsAnd(~SelectionKey.OP_READ);
-        return;
-      } else {
-        // the stage is busy: stop watching before saying so, so that its own watch comes after
-        key.interestOpsAnd(~SelectionKey.OP_READ);
-        if (readState.compareAndSet(READ_HANDED, READ_BY_STAGE)) {
-          return;
-        }
-        key.interestOpsOr(SelectionKey.OP_READ); // it asked for bytes meanwhile
-      }
-    }
-  }
-
-  private void readFor(Consumer<Object> target) {
-    Object result;
-    try {
-      ByteString bytes = readBytes();
-      if (bytes != null && bytes.isEmpty()) {
-        readState.set(READ_WANTED); // readable for nothing: the stage still waits
-        return;
-      }
-      result = bytes == null ? PEER_CLOSED : bytes;
-    } catch (IOException e) {
-      result = e;
-    }
-    target.accept(result);
-    if (!(result instanceof ByteString)) {
-      key.interestOpsAnd(~SelectionKey.OP_READ); // nothing more to read
     }
   }
 

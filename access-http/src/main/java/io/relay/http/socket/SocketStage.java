@@ -28,7 +28,7 @@ import org.apache.pekko.util.ByteString;
  * more stages per connection); under the protocol an upgrade switched the connection to, as bytes. The stage
  * writes the socket itself, on its own stream's thread, and reads it there too, except on a plain
  * socket under a switched protocol while it waits for bytes: there the {@link SocketServer}'s
- * selector thread reads them for it as soon as they arrive ({@link SocketEndpoint#readBy}).
+ * selector thread reads them for it as soon as they arrive ({@link SelectorReads}).
  * Otherwise the selector thread only tells the stage when a socket that had nothing to read became
  * readable, or one that was full became writable.
  *
@@ -192,6 +192,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     private final RequestHeads heads = http ? new RequestHeads() : null;
     /** Bytes read and not pushed yet: what was read before the stage started. */
     private ByteString held = unread.isEmpty() ? null : unread;
+    /** The selector's reads for the stage, or null when the stage reads the socket itself. */
+    private SelectorReads bySelector;
 
     Logic() {
       super(shape);
@@ -204,7 +206,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       endpoint.attach(ops -> ready.invoke(ops));
       if (selectorReads) {
         AsyncCallback<Object> readBySelector = createAsyncCallback(this::onReadBySelector);
-        endpoint.readBy(readBySelector::invoke);
+        bySelector = endpoint.readBy(readBySelector::invoke);
       }
       if (!unwritten.isEmpty()) {
         enqueue(unwritten);
@@ -227,7 +229,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         ByteString bytes = held;
         held = null;
         deliver(bytes);
-      } else if (!selectorReads || !endpoint.wantBytes()) {
+      } else if (bySelector == null || !bySelector.wantBytes()) {
         read();
       }
     }
@@ -249,8 +251,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         complete(out);
       } else if (!bytes.isEmpty()) {
         deliver(bytes);
-      } else if (selectorReads) {
-        endpoint.readOnSelector();
+      } else if (bySelector != null) {
+        bySelector.readOnSelector();
       } else {
         endpoint.watch(SelectionKey.OP_READ);
       }
