@@ -54,7 +54,7 @@ public final class ReadArrays {
    * by an earlier read's message if the pool has one.
    */
   public static byte[] take(int bytes) {
-    if (bytes < MIN_BYTES || bytes > MAX_BYTES) {
+    if (!pooled(bytes)) {
       return new byte[bytes];
     }
     int sizeClass = (bytes + STEP - 1) / STEP;
@@ -71,7 +71,7 @@ public final class ReadArrays {
 
   /** The first {@code bytes} bytes of {@code from} in an array {@link #take} gives for them. */
   public static byte[] copyOf(byte[] from, int bytes) {
-    if (bytes < MIN_BYTES || bytes > MAX_BYTES) {
+    if (!pooled(bytes)) {
       return Arrays.copyOf(from, bytes); // the JIT need not zero an array it fills whole
     }
     byte[] array = take(bytes);
@@ -79,10 +79,15 @@ public final class ReadArrays {
     return array;
   }
 
+  /** Whether a read of {@code bytes} gets an array of the pool's sizes. */
+  public static boolean pooled(int bytes) {
+    return bytes >= MIN_BYTES && bytes <= MAX_BYTES;
+  }
+
   /** Gives back an array taken here, which nothing reads or writes any more. */
   static void giveBack(byte[] array) {
     int length = array.length;
-    if (length < MIN_BYTES || length > MAX_BYTES || length % STEP != 0) {
+    if (!pooled(length) || length % STEP != 0) {
       return; // not a pooled size: the read that took it got a new array of its own length
     }
     int sizeClass = length / STEP;

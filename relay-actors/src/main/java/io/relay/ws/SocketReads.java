@@ -10,8 +10,8 @@ import org.apache.pekko.util.ByteString;
  * arrive whole in a read of its own and be unmasked and relayed from there; a read that cuts a
  * message costs a copy of it into an array of its own.
  *
- * <p>A large read is copied into an array from {@link ReadArrays}, longer than the read, and handed
- * on as a view of its first bytes; the protocol asks for the array behind it ({@link #lentArray})
+ * <p>A large read is copied into an array from {@link ReadArrays}, as long as the read or longer,
+ * and handed on as a view of its first bytes; the protocol asks for the array behind it ({@link #lentArray})
  * to read it in place and, when a message stays in it, to give the array back once the message has
  * been written to every reader.
  */

@@ -28,6 +28,14 @@ class ReadArraysTest {
   }
 
   @Test
+  void aReadOfAWholeNumberOfStepsGetsAnArrayOfItsLengthThatGoesBackToThePool() {
+    byte[] array = ReadArrays.take(16 * ReadArrays.STEP);
+    assertEquals(16 * ReadArrays.STEP, array.length);
+    ReadArrays.giveBack(array);
+    assertSame(array, ReadArrays.take(16 * ReadArrays.STEP));
+  }
+
+  @Test
   void anArrayGivenBackIsTakenByTheNextReadOfItsSizeClass() {
     byte[] array = ReadArrays.take(40_000);
     ReadArrays.giveBack(array);

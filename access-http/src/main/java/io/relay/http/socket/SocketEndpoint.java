@@ -180,7 +180,7 @@ final class SocketEndpoint implements SocketReads {
       bytes = ReadArrays.copyOf(buffer.array(), n);
     }
     active();
-    if (bytes.length == n) {
+    if (!ReadArrays.pooled(n)) {
       return ByteString.fromArrayUnsafe(bytes);
     }
     ByteString read = ByteString.fromArrayUnsafe(bytes, 0, n);
