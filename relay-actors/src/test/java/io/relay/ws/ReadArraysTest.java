@@ -78,18 +78,20 @@ class ReadArraysTest {
   @Nested
   class FramesInReadArrays {
     private final MemoryBudget budget = new MemoryBudget(1 << 30, (holder, held) -> {});
+    /** The array a 30,000-byte message was read into. */
+    private final byte[] array = ReadArrays.take(30_014);
 
-    private Frame frameInRead(byte[] array) {
+    /** The message's frame in {@link #array}, offered to {@code holders} readers. */
+    private Frame sharedWith(int holders) {
       Frame frame = WsFrames.frame(WsFrames.BINARY, array, 14, 30_000);
       frame.reuseWhenReleased(array);
+      frame.share(budget, holders);
       return frame;
     }
 
     @Test
     void theArrayGoesBackWhenTheLastHolderReleasesTheFrame() {
-      byte[] array = ReadArrays.take(30_014);
-      Frame frame = frameInRead(array);
-      frame.share(budget, 2);
+      Frame frame = sharedWith(2);
       long pooled = ReadArrays.pooledBytes();
       frame.release();
       assertEquals(pooled, ReadArrays.pooledBytes(), "one reader still holds it");
@@ -101,18 +103,13 @@ class ReadArraysTest {
 
     @Test
     void whatIsLeftOfAPartlyWrittenFrameGivesTheWholeArrayBack() {
-      byte[] array = ReadArrays.take(30_014);
-      Frame frame = frameInRead(array);
-      frame.share(budget, 1);
-      frame.rest(1000).release();
+      sharedWith(1).rest(1000).release();
       assertSame(array, ReadArrays.take(30_014));
     }
 
     @Test
     void aFrameOneHolderAbandonedLeavesItsArrayToTheGarbageCollector() {
-      byte[] array = ReadArrays.take(30_014);
-      Frame frame = frameInRead(array);
-      frame.share(budget, 2);
+      Frame frame = sharedWith(2);
       long pooled = ReadArrays.pooledBytes();
       frame.rest(10).abandon();
       frame.release();
@@ -122,9 +119,7 @@ class ReadArraysTest {
 
     @Test
     void aFrameOfferedToNobodyKeepsItsArray() {
-      byte[] array = ReadArrays.take(30_014);
-      Frame frame = frameInRead(array);
-      frame.share(budget, 0);
+      Frame frame = sharedWith(0);
       long pooled = ReadArrays.pooledBytes();
       frame.release();
       assertEquals(pooled, ReadArrays.pooledBytes());
