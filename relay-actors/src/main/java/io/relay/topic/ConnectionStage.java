@@ -5,6 +5,7 @@ import io.relay.metrics.RelayMetrics;
 import io.relay.ws.CloseCodes;
 import io.relay.ws.CloseFrame;
 import io.relay.ws.CloseHandshake;
+import io.relay.ws.FramesInSocket;
 import io.relay.ws.InboundProtocol;
 import io.relay.ws.MemoryBudget;
 import io.relay.ws.ReadArrays;
@@ -42,7 +43,8 @@ import org.apache.pekko.util.ByteString;
  * what they write as its own. It sizes the socket's reads so that each ends where a frame ends,
  * and reads a large one in the array the socket lent for it ({@link SocketReads}); a message that
  * stays there gives the array back to {@link ReadArrays} once every reader is done with it, so
- * the stage holds each frame it hands the socket until the socket says it has written it.
+ * the stage holds each frame it hands the socket until the socket says it has written it
+ * ({@link FramesInSocket}).
  *
  * <p>Why one class of over 300 lines: a GraphStage's handlers share its mutable state and run on
  * one thread; the protocol's rules are in the {@code ws} package ({@link InboundProtocol}, {@link
@@ -138,13 +140,8 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     private final SocketReads socketReads = reads;
     /** The array of {@link ReadArrays} lent with the read being read, or null. */
     private byte[] lentArray;
-    /**
-     * The frames handed to the socket, oldest first, each held until the socket has written it: at
-     * most one on the plain port, more while a TLS socket gathers (it grows then; an idle
-     * connection keeps the smallest).
-     */
-    private final ArrayDeque<Frame> handed = new ArrayDeque<>(1);
-    private volatile long handedBytes;
+    /** The frames handed to the socket and not written yet. */
+    private final FramesInSocket inSocket = new FramesInSocket();
     private AsyncCallback<Object> shedCallback;
 
     Logic() {
@@ -166,10 +163,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     @Override
     public void postStop() {
       budget.unregister(this);
-      for (Frame frame : handed) {
-        frame.abandon(); // the socket may still be writing it
-      }
-      handed.clear();
+      inSocket.abandonAll();
       connection.outbound().dispose();
       inbound.release();
       int code = connection.closeCode();
@@ -388,7 +382,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
 
     @Override
     public long held() {
-      return connection.outbound().queuedBytes() + handedBytes + inbound.reservedBytes();
+      return connection.outbound().queuedBytes() + inSocket.bytes() + inbound.reservedBytes();
     }
 
     @Override
@@ -412,7 +406,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       if (partly != null) {
         partly.release();
       }
-      if (partly != null || !handed.isEmpty() || !handshake.onFailure()) {
+      if (partly != null || !inSocket.isEmpty() || !handshake.onFailure()) {
         cutOff();
       } else {
         onWake();
@@ -427,21 +421,13 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     /** Hands a frame to the socket, holding it until the socket has written it ({@link #written}). */
     private void pushOut(Frame frame) {
       push(out, frame.wire());
-      handed.addLast(frame);
-      handedBytes += frame.payloadLength();
+      inSocket.handed(frame);
       lastOutNanos = System.nanoTime();
     }
 
-    /**
-     * The socket wrote the oldest frame handed to it. After the stage stopped there is none: it let
-     * go of them all.
-     */
+    /** The socket wrote the oldest frame handed to it. */
     void written() {
-      Frame frame = handed.pollFirst();
-      if (frame != null) {
-        handedBytes -= frame.payloadLength();
-        frame.release();
-      }
+      inSocket.written();
     }
 
     private void onWake() {
