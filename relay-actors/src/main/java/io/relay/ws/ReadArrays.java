@@ -3,7 +3,6 @@ package io.relay.ws;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -36,7 +35,6 @@ public final class ReadArrays {
   private static final ConcurrentLinkedDeque<byte[]>[] CLASSES = new ConcurrentLinkedDeque[MAX_BYTES / STEP + 1];
   /** How many arrays each size class holds now. */
   private static final AtomicIntegerArray HELD = new AtomicIntegerArray(CLASSES.length);
-  private static final AtomicLong POOLED = new AtomicLong();
   private static final LongAdder REUSED = new LongAdder();
   private static final LongAdder MADE = new LongAdder();
 
@@ -64,7 +62,6 @@ public final class ReadArrays {
       return new byte[sizeClass * STEP];
     }
     HELD.decrementAndGet(sizeClass);
-    POOLED.addAndGet(-array.length);
     REUSED.increment();
     return array;
   }
@@ -95,7 +92,6 @@ public final class ReadArrays {
       HELD.decrementAndGet(sizeClass);
       return;
     }
-    POOLED.addAndGet(length);
     CLASSES[sizeClass].offerFirst(array);
   }
 
@@ -111,6 +107,10 @@ public final class ReadArrays {
 
   /** Bytes of the arrays the pool holds now. */
   public static long pooledBytes() {
-    return POOLED.get();
+    long bytes = 0;
+    for (int sizeClass = MIN_BYTES / STEP; sizeClass < CLASSES.length; sizeClass++) {
+      bytes += (long) HELD.get(sizeClass) * sizeClass * STEP;
+    }
+    return bytes;
   }
 }
