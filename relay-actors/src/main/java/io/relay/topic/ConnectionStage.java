@@ -77,8 +77,8 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
   private volatile SocketOutput socket;
   /** How the socket's reads are sized and lent, or null: given with the socket. */
   private volatile SocketReads reads;
-  /** The stage's running logic, told when the socket is done with a frame. */
-  private volatile Logic logic;
+  /** The frames handed to the socket and not written yet (the stage runs once, per connection). */
+  private final FramesInSocket inSocket = new FramesInSocket();
 
   ConnectionStage(Connection connection, RelaySettings settings, RelayMetrics metrics, MemoryBudget budget) {
     this.connection = connection;
@@ -107,17 +107,12 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
 
   @Override
   public void written() {
-    Logic current = logic;
-    if (current != null) {
-      current.written();
-    }
+    inSocket.written();
   }
 
   @Override
   public TimerGraphStageLogic createLogic(Attributes attributes) {
-    Logic created = new Logic();
-    logic = created;
-    return created;
+    return new Logic();
   }
 
   private final class Logic extends TimerGraphStageLogic
@@ -140,8 +135,6 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     private final SocketReads socketReads = reads;
     /** The array of {@link ReadArrays} lent with the read being read, or null. */
     private byte[] lentArray;
-    /** The frames handed to the socket and not written yet. */
-    private final FramesInSocket inSocket = new FramesInSocket();
     private AsyncCallback<Object> shedCallback;
 
     Logic() {
@@ -418,16 +411,11 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
       failStage(CUT_OFF);
     }
 
-    /** Hands a frame to the socket, holding it until the socket has written it ({@link #written}). */
+    /** Hands a frame to the socket, holding it until the socket has written it ({@link ConnectionStage#written}). */
     private void pushOut(Frame frame) {
       push(out, frame.wire());
       inSocket.handed(frame);
       lastOutNanos = System.nanoTime();
-    }
-
-    /** The socket wrote the oldest frame handed to it. */
-    void written() {
-      inSocket.written();
     }
 
     private void onWake() {
