@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayDeque;
 import java.util.function.Function;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSession;
@@ -52,8 +51,9 @@ import org.apache.pekko.util.ByteString;
  * timeout knows when one is being received.
  *
  * <p>Why one class of over 300 lines: reading, writing, the two ways of finishing and the
- * selector's wake-ups all act on one socket and one set of stage handlers; the head tracking is
- * its own class ({@link RequestHeads}).
+ * selector's wake-ups all act on one socket and one set of stage handlers; the head tracking
+ * ({@link RequestHeads}), what is left to write ({@link PendingWrites}) and the selector's reads
+ * ({@link SelectorReads}) are their own classes.
  */
 final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   private static final int BUFFER_BYTES = 128 * 1024;
@@ -178,13 +178,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
   }
 
   private final class Logic extends GraphStageLogic implements InHandler, OutHandler {
-    /** What is still to be written, in the pieces it was pushed in; the first may be partly written. */
-    private final ArrayDeque<ByteString> toWrite = new ArrayDeque<>();
-    /** Bytes of the first piece of {@code toWrite} already written. */
-    private int writtenOfFirst;
-    /** The first piece of {@code toWrite} is the stage's own {@code unwritten}, not an element pushed. */
-    private boolean firstIsOwn;
-    private long toWriteBytes;
+    /** What is still to be written. */
+    private final PendingWrites toWrite = new PendingWrites(onWritten);
     private boolean waitingWritable;
     private boolean closeWhenWritten;
     private boolean shutdownOutputWhenWritten;
@@ -209,8 +204,7 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         bySelector = endpoint.readBy(readBySelector::invoke);
       }
       if (!unwritten.isEmpty()) {
-        enqueue(unwritten);
-        firstIsOwn = true;
+        toWrite.addOwn(unwritten);
         write();
       }
       pullIfRoom();
@@ -287,10 +281,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
     @Override
     public void onPush() {
       ByteString bytes = bytesOf.apply(grab(in));
-      if (bytes != null && !bytes.isEmpty()) {
-        enqueue(bytes);
-      } else if (onWritten != null) {
-        onWritten.run(); // nothing to write
+      if (bytes != null) {
+        toWrite.add(bytes);
       }
       if (!waitingWritable) {
         write();
@@ -325,13 +317,6 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       failStage(cause);
     }
 
-    private void enqueue(ByteString bytes) {
-      if (!bytes.isEmpty()) {
-        toWrite.addLast(bytes);
-        toWriteBytes += bytes.length();
-      }
-    }
-
     /**
      * Writes what is queued: each round copies as many pieces as fit into the thread's direct
      * buffer and writes them in one call, until everything is written (on TLS: and flushed) or the
@@ -342,19 +327,12 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
         while (!toWrite.isEmpty() || endpoint.unflushed()) {
           ByteBuffer buffer = WRITE_BUFFER.get();
           buffer.clear();
-          int skip = writtenOfFirst;
-          for (ByteString piece : toWrite) {
-            if (!buffer.hasRemaining()) {
-              break;
-            }
-            (skip > 0 ? piece.drop(skip) : piece).copyToBuffer(buffer);
-            skip = 0;
-          }
+          toWrite.fill(buffer);
           buffer.flip();
           int n = endpoint.write(buffer);
           if (n > 0) {
             endpoint.active();
-            written(n);
+            toWrite.written(n);
           }
           if (buffer.hasRemaining() || endpoint.unflushed()) {
             // the socket is full: go on when it is writable again
@@ -374,29 +352,8 @@ final class SocketStage<I, O> extends GraphStage<FlowShape<I, O>> {
       }
     }
 
-    /** Drops {@code n} written bytes from the front of what is queued. */
-    private void written(int n) {
-      toWriteBytes -= n;
-      int left = n;
-      while (left > 0) {
-        int unwrittenOfFirst = toWrite.peekFirst().length() - writtenOfFirst;
-        if (left < unwrittenOfFirst) {
-          writtenOfFirst += left;
-          return;
-        }
-        left -= unwrittenOfFirst;
-        toWrite.pollFirst();
-        writtenOfFirst = 0;
-        if (firstIsOwn) {
-          firstIsOwn = false;
-        } else if (onWritten != null) {
-          onWritten.run();
-        }
-      }
-    }
-
     private void pullIfRoom() {
-      boolean room = pullWhenWritten ? toWrite.isEmpty() && !waitingWritable : toWriteBytes < writeBufferBytes;
+      boolean room = pullWhenWritten ? toWrite.isEmpty() && !waitingWritable : toWrite.bytes() < writeBufferBytes;
       if (room && !isClosed(in) && !hasBeenPulled(in)) {
         pull(in);
       }
