@@ -258,6 +258,7 @@ final class BenchRun {
       EventLoop loop = wr.client.loop;
       if (w.rate() == 0) {
         wr.creditFrom = readers.stream().filter(r -> r.expectWriter == wr.writerId).findFirst().orElseThrow();
+        wr.creditFrom.creditTo = wr;
         wr.window = opts.window;
       }
       long period = ratePerWriter > 0 ? (long) (1e9 / ratePerWriter) : 0;

@@ -61,6 +61,12 @@ final class EventLoop implements AutoCloseable {
     /** Closed-loop mode: the reader whose progress gives credit, and the window in messages. */
     WsClient creditFrom;
     int window;
+    /**
+     * Closed-loop mode: the window is full and the writer's loop waits for its reader, which wakes
+     * the loop when the next message arrives ({@link WsClient#gaveCredit}). Without this the writer
+     * would go on only at its loop's next tick, or when its server happens to send it something.
+     */
+    volatile boolean awaitingCredit;
 
     Writer(WsClient client, int writerId, int size, ByteBuffer filler) {
       this.client = client;
@@ -150,9 +156,7 @@ final class EventLoop implements AutoCloseable {
         continue;
       }
       if (w.creditFrom != null) {
-        while (c.seq - w.creditFrom.received < w.window && c.pendingBytes < MAX_PENDING_BYTES) {
-          send(w, System.nanoTime());
-        }
+        sendWithinWindow(w);
         continue;
       }
       long elapsed = now - w.stepStartNanos - w.phaseNanos;
@@ -169,6 +173,32 @@ final class EventLoop implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * Sends while the window has room; then, unless the socket is what holds the writer back (its
+   * readiness wakes the loop), asks the reader to wake the loop when the next message arrives.
+   */
+  private void sendWithinWindow(Writer w) {
+    WsClient c = w.client;
+    while (true) {
+      while (c.seq - w.creditFrom.received < w.window && c.pendingBytes < MAX_PENDING_BYTES) {
+        send(w, System.nanoTime());
+      }
+      if (c.pendingBytes >= MAX_PENDING_BYTES) {
+        return;
+      }
+      w.awaitingCredit = true;
+      if (c.seq - w.creditFrom.received >= w.window) {
+        return;
+      }
+      w.awaitingCredit = false; // a message arrived between the check and the flag
+    }
+  }
+
+  /** Wakes the loop from another thread, so that it runs a round now. */
+  void wakeup() {
+    loop.selector().wakeup();
   }
 
   private void send(Writer w, long now) {

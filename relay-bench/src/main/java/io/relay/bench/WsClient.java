@@ -81,6 +81,8 @@ final class WsClient implements SelectorLoop.Ready {
 
   // reading: what arrived (thread-confined to the loop, read by others only after the loop stops)
   volatile long received;
+  /** Closed-loop mode: the writer this reader's messages give credit to, or null. */
+  EventLoop.Writer creditTo;
   long expectedSeq;
   long maxSeq = -1;
   long lost;
@@ -307,8 +309,18 @@ final class WsClient implements SelectorLoop.Ready {
     }
   }
 
+  /** Wakes the loop of the writer this reader gives credit to, if it waits for it. */
+  private void gaveCredit() {
+    EventLoop.Writer writer = creditTo;
+    if (writer != null && writer.awaitingCredit) {
+      writer.awaitingCredit = false;
+      writer.client.loop.wakeup();
+    }
+  }
+
   private void onMessage(long now) {
     received++;
+    gaveCredit();
     long bytes = messageBytes;
     if (headLen < HEAD || messageOpcode == 0x8) {
       loop.stats().delivered(0, bytes);
