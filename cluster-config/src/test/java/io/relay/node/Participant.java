@@ -122,6 +122,14 @@ final class Participant extends WholeMessages implements AutoCloseable {
     await(socket.sendBinary(ByteBuffer.wrap(data), true), "sending a binary frame");
   }
 
+  /** Sends {@code data} as one message in frames of {@code fragment} bytes (the last may be shorter). */
+  void sendBinaryInFragments(byte[] data, int fragment) {
+    for (int at = 0; at < data.length; at += fragment) {
+      int end = Math.min(data.length, at + fragment);
+      await(socket.sendBinary(ByteBuffer.wrap(data, at, end - at), end == data.length), "sending a binary fragment");
+    }
+  }
+
   /** The next received frame, failing if none arrives in time. */
   Frame next(Duration timeout) {
     try {

@@ -281,6 +281,30 @@ class RelayNodeTest {
     assertTrue(reused > 0, "the node read messages into arrays given back by earlier ones: " + reused + " of " + messages);
   }
 
+  @Test
+  void readsWhoseMessagesAreCopiedOutOfThemGiveTheirArraysBackAtOnce() {
+    String topic = "lab/fragments";
+    double madeBefore = node.metric("relay_read_arrays_new_total");
+    int messages = 100;
+    try (Participant writer = join(topic, "write");
+        Participant reader = join(topic, "read")) {
+      for (int n = 0; n < messages; n++) {
+        // two frames: the message is put together in an array of its own, not in a read's
+        byte[] data = pattern(1, n, 2 * FRAGMENT);
+        writer.sendBinaryInFragments(data, FRAGMENT);
+        assertArrayEquals(data, reader.next(Duration.ofSeconds(20)).data(), "message " + n + " arrived as sent");
+      }
+    }
+    // each read takes the array a read before it gave back; were they not given back, the 200
+    // reads would find at most 128 arrays of their size left in the pool by other tests (its
+    // bound for a size class of 32 KiB) and make new ones for the rest
+    double made = node.metric("relay_read_arrays_new_total") - madeBefore;
+    assertTrue(made < messages / 5.0, "reads took arrays given back by the reads before them: " + made + " new arrays for " + messages + " messages");
+  }
+
+  /** 30,000 bytes: a frame of it is a read of a pooled size (32 KiB), and two of it a message within the node's limit. */
+  private static final int FRAGMENT = 30_000;
+
   /**
    * 40,000 bytes: each message is read whole in a read of its own, into an array of 40 KiB whose
    * bytes past the read are an earlier message's.

@@ -133,7 +133,10 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     private volatile long lastDirectNanos = lastOutNanos;
     private final SocketOutput output = socket;
     private final SocketReads socketReads = reads;
-    /** The array of {@link ReadArrays} lent with the read being read, or null. */
+    /**
+     * The array of {@link ReadArrays} lent with the read being read, until a message's frame
+     * stays in it, or null. Given back once the read is read if no message stayed in it.
+     */
     private byte[] lentArray;
     private AsyncCallback<Object> shedCallback;
 
@@ -179,7 +182,11 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
         try {
           inbound.readHandedOver(lentArray != null ? lentArray : bytes.toArrayUnsafe(), bytes.length());
         } finally {
-          lentArray = null;
+          if (lentArray != null) {
+            // no message stayed in it: the protocol copied out what it keeps
+            ReadArrays.giveBack(lentArray);
+            lentArray = null;
+          }
         }
         if (socketReads != null) {
           socketReads.nextReadAtMost(inbound.nextReadBytes());
@@ -218,6 +225,7 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
                 : WsFrames.frame(opcode, bytes, start, size);
         if (bytes == lentArray) {
           frame.reuseWhenReleased(bytes);
+          lentArray = null; // the frame gives it back
         }
         connection.room().fanOut(connection, frame);
       } else if (!canWrite) {

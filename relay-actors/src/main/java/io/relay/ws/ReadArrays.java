@@ -82,7 +82,7 @@ public final class ReadArrays {
   }
 
   /** Gives back an array taken here, which nothing reads or writes any more. */
-  static void giveBack(byte[] array) {
+  public static void giveBack(byte[] array) {
     int length = array.length;
     if (!pooled(length) || length % STEP != 0) {
       return; // not a pooled size: the read that took it got a new array of its own length
