@@ -3,6 +3,7 @@ package io.relay.ws;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -15,11 +16,13 @@ import java.util.concurrent.atomic.LongAdder;
  * to a multiple of {@value #STEP} bytes, so an array given back fits every read of its size class;
  * the bytes past the read's own are left from an earlier read and are never read or sent. Shorter
  * reads get an array of exactly their length, from the heap. One pool serves the whole JVM. Each
- * size class is a stack, so the array given back last is taken first, and keeps at most {@value
- * #MAX_CLASS_BYTES} bytes of arrays (4 of 128 KiB, 32 of 16 KiB; 14.5 MiB for all 29 classes):
- * an array given back past that is left to the garbage collector. A bound per class, not one
- * for the whole pool, so that arrays of one size, given back in a burst, cannot keep the others
- * out.
+ * size class is a stack, so the array given back last is taken first. Each class always keeps
+ * up to {@value #CLASS_SHARE_BYTES} bytes of arrays (4 of 128 KiB, 32 of 16 KiB), and up to
+ * {@value #MAX_CLASS_BYTES} while the whole pool holds less than 16 MiB: a stream whose readers
+ * hold many of its messages at once (a wss stream of 64 KiB messages holds about 32) gets back
+ * every array, and no class's arrays, given back in a burst, can keep the others out. An array
+ * given back past that is left to the garbage collector. The pool holds at most about 30.5 MiB:
+ * 16 MiB, and the 29 classes' shares (14.5 MiB).
  */
 public final class ReadArrays {
   /** The shortest read that gets an array from the pool. */
@@ -28,13 +31,19 @@ public final class ReadArrays {
   static final int STEP = 4 * 1024;
   /** The longest read that gets an array from the pool (a socket read takes at most this). */
   public static final int MAX_BYTES = 128 * 1024;
-  /** The most each size class keeps. */
-  static final int MAX_CLASS_BYTES = 512 * 1024;
+  /** What each size class may always keep. */
+  static final int CLASS_SHARE_BYTES = 512 * 1024;
+  /** The most a size class keeps past its share, while the pool holds less than {@link #SHARED_BYTES}. */
+  static final int MAX_CLASS_BYTES = 4 * 1024 * 1024;
+  /** Past this, the pool keeps no more than each class's share. */
+  static final long SHARED_BYTES = 16L * 1024 * 1024;
 
   @SuppressWarnings("unchecked")
   private static final ConcurrentLinkedDeque<byte[]>[] CLASSES = new ConcurrentLinkedDeque[MAX_BYTES / STEP + 1];
   /** How many arrays each size class holds now. */
   private static final AtomicIntegerArray HELD = new AtomicIntegerArray(CLASSES.length);
+  /** Bytes of the arrays the pool holds now. */
+  private static final AtomicLong POOLED = new AtomicLong();
   private static final LongAdder REUSED = new LongAdder();
   private static final LongAdder MADE = new LongAdder();
 
@@ -62,6 +71,7 @@ public final class ReadArrays {
       return new byte[sizeClass * STEP];
     }
     HELD.decrementAndGet(sizeClass);
+    POOLED.addAndGet(-array.length);
     REUSED.increment();
     return array;
   }
@@ -88,10 +98,12 @@ public final class ReadArrays {
       return; // not a pooled size: the read that took it got a new array of its own length
     }
     int sizeClass = length / STEP;
-    if (HELD.incrementAndGet(sizeClass) > MAX_CLASS_BYTES / length) {
+    long classBytes = (long) HELD.incrementAndGet(sizeClass) * length;
+    if (classBytes > CLASS_SHARE_BYTES && (classBytes > MAX_CLASS_BYTES || POOLED.get() >= SHARED_BYTES)) {
       HELD.decrementAndGet(sizeClass);
       return;
     }
+    POOLED.addAndGet(length);
     CLASSES[sizeClass].offerFirst(array);
   }
 
@@ -107,10 +119,6 @@ public final class ReadArrays {
 
   /** Bytes of the arrays the pool holds now. */
   public static long pooledBytes() {
-    long bytes = 0;
-    for (int sizeClass = MIN_BYTES / STEP; sizeClass < CLASSES.length; sizeClass++) {
-      bytes += (long) HELD.get(sizeClass) * sizeClass * STEP;
-    }
-    return bytes;
+    return POOLED.get();
   }
 }

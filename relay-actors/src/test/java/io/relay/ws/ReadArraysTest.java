@@ -54,24 +54,55 @@ class ReadArraysTest {
   }
 
   @Test
-  void eachSizeClassKeepsNoMoreThanItsBoundAndTheArraysPastItAreLeft() {
+  void aSizeClassKeepsUpToItsBoundWhileThePoolHasRoomAndTheArraysPastItAreLeft() {
     int length = ReadArrays.MAX_BYTES;
     int bound = ReadArrays.MAX_CLASS_BYTES / length;
     long pooled = ReadArrays.pooledBytes();
-    List<byte[]> arrays = new ArrayList<>();
-    for (int i = 0; i < bound + 3; i++) {
-      arrays.add(ReadArrays.take(length));
-    }
-    arrays.forEach(ReadArrays::giveBack);
+    giveBackNew(length, bound + 3);
     assertEquals(pooled + (long) bound * length, ReadArrays.pooledBytes(), "the class keeps " + bound + " arrays");
     // another class is not kept out by the full one
     byte[] other = ReadArrays.take(20_000);
     ReadArrays.giveBack(other);
     assertSame(other, ReadArrays.take(20_000));
-    for (int i = 0; i < bound; i++) {
-      ReadArrays.take(length); // empties the class again for the other tests
-    }
+    takeAll(length, bound); // empties the class again for the other tests
     assertEquals(pooled, ReadArrays.pooledBytes());
+  }
+
+  @Test
+  void onceThePoolHoldsItsSharedBytesEachClassKeepsOnlyItsShare() {
+    long pooled = ReadArrays.pooledBytes();
+    List<int[]> filled = new ArrayList<>(); // {length, arrays kept} of each class given its bound
+    for (int length = ReadArrays.MAX_BYTES; ReadArrays.pooledBytes() < ReadArrays.SHARED_BYTES; length -= ReadArrays.STEP) {
+      long before = ReadArrays.pooledBytes();
+      giveBackNew(length, ReadArrays.MAX_CLASS_BYTES / length);
+      filled.add(new int[] {length, (int) ((ReadArrays.pooledBytes() - before) / length)});
+    }
+    int length = 20 * 1024;
+    int share = ReadArrays.CLASS_SHARE_BYTES / length;
+    long before = ReadArrays.pooledBytes();
+    giveBackNew(length, share + 5);
+    assertEquals(before + (long) share * length, ReadArrays.pooledBytes(), "past the shared bytes, a class keeps its share of " + share + " arrays");
+    takeAll(length, share);
+    filled.forEach(f -> takeAll(f[0], f[1]));
+    assertEquals(pooled, ReadArrays.pooledBytes());
+  }
+
+  /** Takes {@code count} arrays of {@code length}, the pool having none of theirs, and gives them back. */
+  private static void giveBackNew(int length, int count) {
+    List<byte[]> arrays = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      arrays.add(ReadArrays.take(length));
+    }
+    arrays.forEach(ReadArrays::giveBack);
+  }
+
+  /** Takes {@code count} arrays of {@code length} out of the pool, asserting it had them. */
+  private static void takeAll(int length, int count) {
+    long reused = ReadArrays.reused();
+    for (int i = 0; i < count; i++) {
+      ReadArrays.take(length);
+    }
+    assertEquals(reused + count, ReadArrays.reused(), count + " arrays of " + length + " bytes were in the pool");
   }
 
   /** A frame relayed from the array its message was read into, as the connection makes it. */
