@@ -181,6 +181,10 @@ final class NodeGuardian {
     metrics.counter("relay_malformed_request_heads", "Request heads on the relay port refused as unreadable (400, 414, 431, 505)", counters::malformedHeads);
     metrics.counter("relay_idle_timeouts", "Connections closed for being idle", counters::idleTimeouts);
     metrics.counter("relay_connection_limit_reached", "Times a port stopped accepting at max-connections", counters::limitReached);
+    metrics.secondsCounter(
+        "relay_selector_spin_seconds",
+        "Time busy selector threads polled their sockets before waiting (relay.socket-selector-spin)",
+        counters::selectorSpinNanos);
   }
 
   /**

@@ -98,6 +98,15 @@ public final class RelayMetrics {
         .register(registry);
   }
 
+  /** Registers a counter of seconds kept elsewhere in nanoseconds, read on every scrape. */
+  public void secondsCounter(String name, String help, LongSupplier nanos) {
+    CounterWithCallback.builder()
+        .name(name)
+        .help(help)
+        .callback(callback -> callback.call(nanos.getAsLong() / 1e9))
+        .register(registry);
+  }
+
   /** Registers a gauge read on every scrape. */
   public void gauge(String name, String help, LongSupplier value) {
     GaugeWithCallback.builder()

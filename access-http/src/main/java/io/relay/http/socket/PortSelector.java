@@ -5,6 +5,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -13,7 +14,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One selector thread of a {@link SocketServer} port: it watches the sockets of the connections
  * it serves, runs the tasks other threads {@link #submit} to it, and then runs the streams it
- * woke ({@link SelectorRuns}). A port has {@code relay.socket-selectors} of them, one per core by
+ * woke ({@link SelectorRuns}); while it is busy it polls its sockets for a while before it waits
+ * ({@link SelectorSpin}). A port has {@code relay.socket-selectors} of them, one per core by
  * default: each connection is served by one of them for its whole life.
  */
 final class PortSelector {
@@ -23,6 +25,13 @@ final class PortSelector {
   private final Thread thread;
   private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final Consumer<SelectionKey> onSelected;
+  /** {@link #onSelected}, noting when the first socket of a round was found ready. */
+  private final Consumer<SelectionKey> onReady;
+  private final SelectorSpin spin;
+  /** Where the time spent polling before waits is counted, in nanoseconds. */
+  private final LongAdder spun;
+  /** When the first socket of this round was found ready; 0 before. */
+  private long roundStart;
   /** How long the next select may wait, in milliseconds (0: until woken). */
   private final LongSupplier timeoutMillis;
   /** Runs on the selector thread once it has stopped and reset its connections. */
@@ -31,10 +40,28 @@ final class PortSelector {
   /** The thread left its loop: tasks submitted now are not run. */
   private volatile boolean stopped;
 
-  PortSelector(String name, Consumer<SelectionKey> onSelected, LongSupplier timeoutMillis, Runnable onStop)
+  /**
+   * @param spinNanos how long the thread polls its sockets before it waits, while busy ({@link SelectorSpin})
+   * @param spun where the time it polls is counted, in nanoseconds
+   */
+  PortSelector(
+      String name,
+      Consumer<SelectionKey> onSelected,
+      LongSupplier timeoutMillis,
+      long spinNanos,
+      LongAdder spun,
+      Runnable onStop)
       throws IOException {
     this.selector = Selector.open();
     this.onSelected = onSelected;
+    this.onReady = key -> {
+      if (roundStart == 0) {
+        roundStart = System.nanoTime();
+      }
+      onSelected.accept(key);
+    };
+    this.spin = new SelectorSpin(spinNanos, System.nanoTime());
+    this.spun = spun;
     this.timeoutMillis = timeoutMillis;
     this.onStop = onStop;
     this.thread = new Thread(this::run, name);
@@ -89,9 +116,24 @@ final class PortSelector {
     try {
       while (running) {
         // nothing is left queued here: runQueued below runs or hands on all it finds
-        selector.select(onSelected, timeoutMillis.getAsLong());
+        roundStart = 0;
+        long spinNanos = spin.nanos();
+        int ready = 0;
+        if (spinNanos > 0) {
+          long from = System.nanoTime();
+          long until = from + spinNanos;
+          while ((ready = selector.selectNow(onReady)) == 0 && tasks.isEmpty() && System.nanoTime() - until < 0) {
+            Thread.onSpinWait();
+          }
+          spun.add(System.nanoTime() - from);
+        }
+        if (ready == 0 && tasks.isEmpty()) {
+          selector.select(onReady, timeoutMillis.getAsLong());
+        }
+        long woken = roundStart != 0 ? roundStart : System.nanoTime();
         runTasks();
         SelectorRuns.runQueued();
+        spin.worked(woken, System.nanoTime());
       }
     } catch (IOException | RuntimeException e) {
       LOG.error("a socket selector failed; the port stops serving and its connections are closed", e);

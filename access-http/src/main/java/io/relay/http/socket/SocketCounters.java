@@ -9,6 +9,7 @@ public final class SocketCounters {
   final LongAdder idleTimeouts = new LongAdder();
   final LongAdder limitReached = new LongAdder();
   final LongAdder malformedHeads = new LongAdder();
+  final LongAdder selectorSpin = new LongAdder();
 
   /** accept() calls that failed (file descriptors exhausted, or another error). */
   public long acceptFailures() {
@@ -28,6 +29,11 @@ public final class SocketCounters {
   /** Request heads on the relay port refused because they could not be read (400, 414, 431, 505). */
   public long malformedHeads() {
     return malformedHeads.sum();
+  }
+
+  /** Nanoseconds the selector threads spent polling their sockets before waiting ({@link SelectorSpin}). */
+  public long selectorSpinNanos() {
+    return selectorSpin.sum();
   }
 
   /** Times a port stopped accepting because the node held max-connections. */

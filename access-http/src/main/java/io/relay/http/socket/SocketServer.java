@@ -143,7 +143,14 @@ public final class SocketServer {
       localAddress = (InetSocketAddress) server.getLocalAddress();
       for (int i = 0; i < selectors.length; i++) {
         String name = "relay-socket-selector-" + localAddress.getPort() + "-" + i;
-        selectors[i] = new PortSelector(name, this::onSelected, i == 0 ? this::acceptPauseMillis : () -> 0, this::stopped);
+        selectors[i] =
+            new PortSelector(
+                name,
+                this::onSelected,
+                i == 0 ? this::acceptPauseMillis : () -> 0,
+                limits.settings().selectorSpin().toNanos(),
+                limits.counters().selectorSpin,
+                this::stopped);
       }
       acceptKey = server.register(selectors[0].selector(), SelectionKey.OP_ACCEPT);
     } catch (IOException e) {

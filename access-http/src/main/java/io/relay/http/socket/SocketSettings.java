@@ -16,10 +16,15 @@ import java.time.Duration;
  *     it; past it the connection is closed
  * @param selectors the selector threads of each client port, each serving its share of the
  *     port's connections
+ * @param selectorSpin how long a busy selector thread polls its sockets before it waits
+ *     ({@link SelectorSpin}); zero for never
  */
-public record SocketSettings(int maxConnections, Duration headerTimeout, int selectors) {
+public record SocketSettings(int maxConnections, Duration headerTimeout, int selectors, Duration selectorSpin) {
   /** The most selector threads a port may have. */
   static final int MAX_SELECTORS = 256;
+
+  /** The longest a selector thread may poll before it waits. */
+  static final Duration MAX_SELECTOR_SPIN = Duration.ofMillis(1);
 
   /** The file descriptors kept for everything but client connections: at least this many. */
   static final int MIN_RESERVED_DESCRIPTORS = 256;
@@ -39,7 +44,20 @@ public record SocketSettings(int maxConnections, Duration headerTimeout, int sel
         r.duration("relay.header-timeout"),
         selectors.equals("auto")
             ? Runtime.getRuntime().availableProcessors()
-            : r.integer("relay.socket-selectors", 1, MAX_SELECTORS));
+            : r.integer("relay.socket-selectors", 1, MAX_SELECTORS),
+        selectorSpin(r));
+  }
+
+  private static Duration selectorSpin(SettingsReader r) {
+    String key = "relay.socket-selector-spin";
+    if (r.string(key).trim().equals("off")) {
+      return Duration.ZERO;
+    }
+    Duration spin = r.duration(key);
+    if (spin.compareTo(MAX_SELECTOR_SPIN) > 0) {
+      throw SettingsReader.invalid(key, "expected off or at most 1ms, got " + spin.toNanos() / 1_000 + "us");
+    }
+    return spin;
   }
 
   /**

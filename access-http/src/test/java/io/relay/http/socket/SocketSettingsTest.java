@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import io.relay.config.SettingsReader.InvalidSettingException;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /** How the node reads its sockets' limits: the selector threads per port, the connection limit. */
@@ -28,6 +29,20 @@ class SocketSettingsTest {
   void noSelectorThreadIsRefusedNamingTheSetting() {
     InvalidSettingException refused = assertThrows(InvalidSettingException.class, () -> read("relay.socket-selectors = 0"));
     assertTrue(refused.getMessage().contains("RELAY_SOCKET_SELECTORS"), refused.getMessage());
+  }
+
+  @Test
+  void aBusySelectorPollsFor50MicrosecondsByDefaultAndOffTurnsItOff() {
+    assertEquals(Duration.ofNanos(50_000), read("").selectorSpin());
+    assertEquals(Duration.ZERO, read("relay.socket-selector-spin = off").selectorSpin());
+    assertEquals(Duration.ofNanos(200_000), read("relay.socket-selector-spin = 200us").selectorSpin());
+  }
+
+  @Test
+  void aSpinOfMoreThanAMillisecondIsRefusedNamingTheSetting() {
+    InvalidSettingException refused =
+        assertThrows(InvalidSettingException.class, () -> read("relay.socket-selector-spin = 5ms"));
+    assertTrue(refused.getMessage().contains("RELAY_SOCKET_SELECTOR_SPIN"), refused.getMessage());
   }
 
   @Test
