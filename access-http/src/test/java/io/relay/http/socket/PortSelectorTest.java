@@ -42,14 +42,18 @@ class PortSelectorTest {
         });
   }
 
-  @Test
-  void aSelectorThatWasBusyPollsBeforeItWaitsAndCountsIt() throws Exception {
-    PortSelector selector = start(SPIN);
+  /** Keeps the selector thread working for 40 ms in 1 ms tasks, and returns once it has. */
+  private static void busyFor40Ms(PortSelector selector) throws InterruptedException {
     CountDownLatch done = new CountDownLatch(40);
     for (int i = 0; i < 40; i++) {
       work(selector, TimeUnit.MILLISECONDS.toNanos(1), done);
     }
     assertTrue(done.await(10, TimeUnit.SECONDS), "the selector thread did not run the 40 tasks");
+  }
+
+  @Test
+  void aSelectorThatWasBusyPollsBeforeItWaitsAndCountsIt() throws Exception {
+    busyFor40Ms(start(SPIN));
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (spun.sum() == 0 && System.nanoTime() - deadline < 0) {
       Thread.onSpinWait();
@@ -73,11 +77,7 @@ class PortSelectorTest {
   @Test
   void aSelectorWithSpinOffNeverPolls() throws Exception {
     PortSelector selector = start(0);
-    CountDownLatch done = new CountDownLatch(40);
-    for (int i = 0; i < 40; i++) {
-      work(selector, TimeUnit.MILLISECONDS.toNanos(1), done);
-    }
-    assertTrue(done.await(10, TimeUnit.SECONDS), "the selector thread did not run the 40 tasks");
+    busyFor40Ms(selector);
     CountDownLatch after = new CountDownLatch(1);
     work(selector, 0, after);
     assertTrue(after.await(10, TimeUnit.SECONDS), "the selector thread did not run a task after its busy stretch");
