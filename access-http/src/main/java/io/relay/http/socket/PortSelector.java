@@ -122,12 +122,16 @@ final class PortSelector {
         if (spinNanos > 0) {
           long from = System.nanoTime();
           long until = from + spinNanos;
-          while ((ready = selector.selectNow(onReady)) == 0 && tasks.isEmpty() && System.nanoTime() - until < 0) {
+          // a poll takes any wake-up pending, so the stop it may have been is looked for here
+          while ((ready = selector.selectNow(onReady)) == 0
+              && tasks.isEmpty()
+              && running
+              && System.nanoTime() - until < 0) {
             Thread.onSpinWait();
           }
           spun.add(System.nanoTime() - from);
         }
-        if (ready == 0 && tasks.isEmpty()) {
+        if (ready == 0 && tasks.isEmpty() && running) {
           selector.select(onReady, timeoutMillis.getAsLong());
         }
         long woken = roundStart != 0 ? roundStart : System.nanoTime();

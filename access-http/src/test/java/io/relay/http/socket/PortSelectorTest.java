@@ -17,8 +17,10 @@ class PortSelectorTest {
   private final LongAdder spun = new LongAdder();
   private PortSelector selector;
 
+  private final CountDownLatch stopped = new CountDownLatch(1);
+
   private PortSelector start(long spinNanos) throws IOException {
-    selector = new PortSelector("test-selector", key -> {}, () -> 0, spinNanos, spun, () -> {});
+    selector = new PortSelector("test-selector", key -> {}, () -> 0, spinNanos, spun, stopped::countDown);
     selector.start();
     return selector;
   }
@@ -59,6 +61,16 @@ class PortSelectorTest {
       Thread.onSpinWait();
     }
     assertTrue(spun.sum() > 0, "after 40 ms of work the selector did not poll before waiting");
+  }
+
+  @Test
+  void aSelectorStoppedWhilePollingStops() throws Exception {
+    // the longest poll allowed, so that the stop lands while the thread polls: a poll takes the
+    // stop's wake-up, and a thread that then blocked in select would never see the stop
+    PortSelector selector = start(TimeUnit.MILLISECONDS.toNanos(1));
+    busyFor40Ms(selector);
+    selector.stop();
+    assertTrue(stopped.await(10, TimeUnit.SECONDS), "the selector thread did not stop after polling");
   }
 
   @Test
