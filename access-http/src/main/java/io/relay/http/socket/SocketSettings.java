@@ -55,7 +55,8 @@ public record SocketSettings(int maxConnections, Duration headerTimeout, int sel
     }
     Duration spin = r.duration(key);
     if (spin.compareTo(MAX_SELECTOR_SPIN) > 0) {
-      throw SettingsReader.invalid(key, "expected off or at most 1ms, got " + spin.toNanos() / 1_000 + "us");
+      throw SettingsReader.invalid(
+          key, "expected off or at most " + MAX_SELECTOR_SPIN.toMillis() + "ms, got " + spin.toNanos() / 1_000 + "us");
     }
     return spin;
   }
