@@ -120,8 +120,11 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     private final boolean canWrite = connection.grant().canWrite();
     private final InboundProtocol inbound = new InboundProtocol(this, canWrite, settings.maxMessageBytes(), budget);
     private final CloseHandshake handshake = new CloseHandshake();
-    /** Control frames to send before anything else: pongs, then perhaps the answer to a close. */
-    private final ArrayDeque<Frame> controls = new ArrayDeque<>();
+    /**
+     * Control frames to send before anything else: pongs, then perhaps the answer to a close.
+     * Starts at the smallest, as it is mostly empty.
+     */
+    private final ArrayDeque<Frame> controls = new ArrayDeque<>(1);
     /** The last of {@code controls} is the server's last frame. */
     private boolean lastControlEnds;
     /** The server's close frame from the outbound queue went out. */

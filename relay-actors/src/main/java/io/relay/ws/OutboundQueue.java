@@ -31,7 +31,8 @@ import java.util.ArrayDeque;
 public final class OutboundQueue {
   private final int maxMessages;
   private final long maxBytes;
-  private final ArrayDeque<Frame> frames = new ArrayDeque<>();
+  /** Starts at the smallest: an idle connection holds nothing here. */
+  private final ArrayDeque<Frame> frames = new ArrayDeque<>(1);
   private long bytes;
   private long dropped;
   private Frame closeFrame;

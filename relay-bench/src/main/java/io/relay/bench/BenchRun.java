@@ -211,6 +211,7 @@ final class BenchRun {
     Map<String, Object> r = new LinkedHashMap<>();
     long heap0 = probe.heapUsedBytes(true);
     long rss0 = probe.rssBytes();
+    ServerProbe.MemorySplit split0 = probe.memorySplit();
     List<Map<String, Object>> series = new ArrayList<>();
     series.add(point(0, heap0, rss0));
     int checkpoints = 5;
@@ -228,6 +229,7 @@ final class BenchRun {
     sleep(Math.max(2, opts.warmup));
     long heap1 = probe.heapUsedBytes(true);
     long rss1 = probe.rssBytes();
+    ServerProbe.MemorySplit split1 = probe.memorySplit();
     series.add(point(all.size(), heap1, rss1));
     long open = all.stream().filter(WsClient::isOpen).count();
     r.put("openConnections", open);
@@ -237,6 +239,12 @@ final class BenchRun {
     r.put("serverRssMB", round(rss1 / 1e6, 1));
     r.put("heapPerConnectionKB", heap0 < 0 ? -1 : round((heap1 - heap0) / 1024.0 / all.size(), 2));
     r.put("rssPerConnectionKB", round((rss1 - rss0) / 1024.0 / all.size(), 2));
+    if (split0 != null && split1 != null) {
+      ServerProbe.MemorySplit grown = split1.minus(split0);
+      r.put("heapPagesPerConnectionKB", round(grown.heapPages() / 1024.0 / all.size(), 2));
+      r.put("compiledPerConnectionKB", round(grown.compiledAndClasses() / 1024.0 / all.size(), 2));
+      r.put("otherNativePerConnectionKB", round(grown.otherNative() / 1024.0 / all.size(), 2));
+    }
     r.put("memorySeries", series);
     r.put("closedConnections", all.size() - open);
     return r;

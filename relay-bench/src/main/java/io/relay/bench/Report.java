@@ -157,7 +157,10 @@ public final class Report {
           heapPer, heapWorst, heapWorst <= 16.384 ? "**met**" : "**not met**, " + String.format(Locale.ROOT, "%.1fx", heapPer / 16.384),
           best(w5, "relay", "rssPerConnectionKB", false), best(w5, "nchan", "rssPerConnectionKB", false)));
       ratio(w5, "rssPerConnectionKB", false, 1.0, "W5 RSS per idle connection KB");
-      md.append("\nHeap is measured after a full GC (`jcmd GC.run`, then `GC.heap_info`); RSS from /proc (nginx: master and workers).\n\n");
+      md.append("\nHeap is measured after a full GC (`jcmd GC.run`, then `GC.heap_info`); RSS from /proc (nginx: master and workers). "
+          + "The node's RSS growth is split by where it is (`/proc/<pid>/smaps`): pages in the Java heap's address range (live objects, and the pages "
+          + "the collector touched for garbage), the JIT's compiled code and class metadata (`Compiler.codecache` used plus Metaspace committed: "
+          + "a node that has just started compiles its connect path during the first connections, once), and the rest of the process.\n\n");
       chart(idleMemory(w5), "W5: server memory against idle connections", "connections", "RSS, MB", dir.resolve(base + "-memory.png").toFile(), false);
       md.append("![W5 memory against connections](" + base + "-memory.png)\n\n");
     }
@@ -230,10 +233,11 @@ public final class Report {
 
   /** W5's table: one row per run. */
   static void idleTable(List<Map<String, Object>> r) {
-    md.append("| server | connections open | connects/s | connect p50 / p99 ms | heap per connection KB | RSS per connection KB | heap MB | RSS MB |\n|---|---|---|---|---|---|---|---|\n");
+    md.append("| server | connections open | connects/s | connect p50 / p99 ms | heap per connection KB | RSS per connection KB | of which heap pages / compiled code and classes / other KB | heap MB | RSS MB |\n|---|---|---|---|---|---|---|---|---|\n");
     for (Map<String, Object> x : r) {
-      md.append(String.format(Locale.ROOT, "| %s | %s / %s | %s | %s / %s | %s | %s | %s | %s |%n", x.get("label"), fmt(x.get("openConnections")), fmt(x.get("connections")),
+      md.append(String.format(Locale.ROOT, "| %s | %s / %s | %s | %s / %s | %s | %s | %s / %s / %s | %s | %s |%n", x.get("label"), fmt(x.get("openConnections")), fmt(x.get("connections")),
           fmt(x.get("connectsPerS")), fmt(x.get("connectP50Ms")), fmt(x.get("connectP99Ms")), fmt(x.get("heapPerConnectionKB")), fmt(x.get("rssPerConnectionKB")),
+          fmt(x.get("heapPagesPerConnectionKB")), fmt(x.get("compiledPerConnectionKB")), fmt(x.get("otherNativePerConnectionKB")),
           fmt(x.get("serverHeapMB")), fmt(x.get("serverRssMB"))));
     }
   }

@@ -23,6 +23,11 @@ final class ServerProbe {
   private static final double TICKS_PER_SECOND = 100.0;
   private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
   private static final Pattern DROPPED = Pattern.compile("(?m)^relay_frames_dropped_total (\\S+)");
+  /** The address range the JVM reserved for its heap, as {@code GC.heap_info} prints it (G1, Serial, Parallel). */
+  private static final Pattern HEAP_RANGE = Pattern.compile("\\[0x([0-9a-f]+), 0x([0-9a-f]+)\\)");
+  private static final Pattern METASPACE_COMMITTED = Pattern.compile("Metaspace\\s+used \\d+K, committed (\\d+)K");
+  private static final Pattern CODE_HEAP_USED = Pattern.compile("CodeHeap '[^']+': size=\\d+Kb used=(\\d+)Kb");
+  private static final Pattern MAPPING = Pattern.compile("^([0-9a-f]+)-([0-9a-f]+) ");
 
   private final List<Long> roots;
   private final Long jvmPid;
@@ -105,6 +110,62 @@ final class ServerProbe {
     }
     Matcher m = HEAP_USED.matcher(jcmd("GC.heap_info"));
     return m.find() ? Long.parseLong(m.group(1)) * 1024 : -1;
+  }
+
+  /**
+   * Where the server JVM's resident memory is, in bytes: in its Java heap's address range (live
+   * objects and the pages the collector has touched for garbage), its JIT-compiled code and class
+   * metadata ({@code Compiler.codecache} used plus {@code Metaspace} committed), and the rest of the
+   * process. Null if not a JVM or the heap's range is not printed (ZGC).
+   */
+  MemorySplit memorySplit() {
+    if (jvmPid == null) {
+      return null;
+    }
+    String heapInfo = jcmd("GC.heap_info");
+    Matcher range = HEAP_RANGE.matcher(heapInfo);
+    Matcher metaspace = METASPACE_COMMITTED.matcher(heapInfo);
+    if (!range.find() || !metaspace.find()) {
+      return null;
+    }
+    long heapStart = Long.parseUnsignedLong(range.group(1), 16);
+    long heapEnd = Long.parseUnsignedLong(range.group(2), 16);
+    long inHeap = 0;
+    long total = 0;
+    long start = 0;
+    long end = 0;
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(jvmPid), "smaps"))) {
+        Matcher m = MAPPING.matcher(line);
+        if (m.find()) {
+          start = Long.parseUnsignedLong(m.group(1), 16);
+          end = Long.parseUnsignedLong(m.group(2), 16);
+        } else if (line.startsWith("Rss:")) {
+          long rss = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+          total += rss;
+          if (start >= heapStart && end <= heapEnd) {
+            inHeap += rss;
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+    long code = 0;
+    Matcher codeHeaps = CODE_HEAP_USED.matcher(jcmd("Compiler.codecache"));
+    while (codeHeaps.find()) {
+      code += Long.parseLong(codeHeaps.group(1)) * 1024;
+    }
+    long compiled = code + Long.parseLong(metaspace.group(1)) * 1024;
+    return new MemorySplit(inHeap, compiled, total - inHeap - compiled);
+  }
+
+  /** A JVM's resident memory in its heap's range, its compiled code and class metadata, and the rest. */
+  record MemorySplit(long heapPages, long compiledAndClasses, long otherNative) {
+    MemorySplit minus(MemorySplit before) {
+      return new MemorySplit(
+          heapPages - before.heapPages, compiledAndClasses - before.compiledAndClasses, otherNative - before.otherNative);
+    }
   }
 
   /** The relay's relay_frames_dropped_total, or -1 without a metrics endpoint. */

@@ -47,6 +47,22 @@ class BenchSmokeTest extends OnASmokeNode {
   }
 
   @Test
+  void anIdleRunReportsTheNodesMemoryPerConnectionAndWhereItIs() throws Exception {
+    int connections = 200;
+    JsonNode r =
+        node.bench("W5", "--connections", Integer.toString(connections), "--warmup", "1", "--jvm-pid", Long.toString(node.pid()));
+    assertEquals(connections, r.get("openConnections").asLong(), "every idle connection open: " + r);
+    assertTrue(r.get("heapPerConnectionKB").asDouble() > 0, "the live heap grew with the connections: " + r);
+    double split = 0;
+    for (String part : List.of("heapPagesPerConnectionKB", "compiledPerConnectionKB", "otherNativePerConnectionKB")) {
+      assertTrue(r.hasNonNull(part), part + " reported for a JVM node: " + r);
+      split += r.get(part).asDouble();
+    }
+    // the split reads smaps a moment after the RSS is read from status: within 256 KB in all
+    assertEquals(r.get("rssPerConnectionKB").asDouble(), split, 256.0 / connections, "the split accounts for the RSS growth: " + r);
+  }
+
+  @Test
   void aShortChatRunDeliversBothWays() throws Exception {
     assertDeliveredInOrder(node.bench("W2", "--topics", "4", "--duration", "2", "--warmup", "1"));
   }

@@ -83,6 +83,11 @@ final class SmokeNode implements AutoCloseable {
     return new ObjectMapper().readTree(lines.get(lines.size() - 1));
   }
 
+  /** The node JVM's process id. */
+  long pid() {
+    return process.pid();
+  }
+
   /** Every result the generator has reported for {@code workload} on this node, in order. */
   List<JsonNode> results(String workload) throws IOException {
     ObjectMapper json = new ObjectMapper();

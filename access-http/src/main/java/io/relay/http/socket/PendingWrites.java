@@ -11,7 +11,8 @@ import org.apache.pekko.util.ByteString;
  * (the response that switched the protocol) are not. Used on the stage's thread.
  */
 final class PendingWrites {
-  private final ArrayDeque<ByteString> pieces = new ArrayDeque<>();
+  /** Starts at the smallest: an idle connection holds nothing here. */
+  private final ArrayDeque<ByteString> pieces = new ArrayDeque<>(1);
   /** Told each time an element pushed is written whole, or null. */
   private final Runnable onWritten;
   /** Bytes of the first piece already written. */
