@@ -52,7 +52,7 @@ final class AdmissionStorm {
    * this much CPU (in cores), so that the next storm meets a server that is done with the last one's
    * closes, as a failed node's clients meet a cluster that was serving its usual load.
    */
-  private static final double QUIET_CORES = 0.15;
+  static final double QUIET_CORES = 0.15;
   private static final double SETTLE_DEADLINE_SECONDS = 20;
   private static final byte[] HEAD_END = {'\r', '\n', '\r', '\n'};
 

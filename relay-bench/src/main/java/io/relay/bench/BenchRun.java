@@ -17,6 +17,8 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 final class BenchRun {
   private static final long DRAIN_MILLIS = 3000;
+  /** Long enough for a node's access codes to expire (relay.code-ttl, 30 s) and be swept (every 10 s). */
+  private static final double CODES_GONE_SECONDS = 90;
 
   private final Workload w;
   private final Endpoints endpoints;
@@ -209,13 +211,14 @@ final class BenchRun {
 
   private Map<String, Object> idle() throws Exception {
     Map<String, Object> r = new LinkedHashMap<>();
+    int checkpoints = 5;
+    int perCheckpoint = Math.max(1, w.topics() / checkpoints);
+    r.put("warmupConnections", warmUp(perCheckpoint));
     long heap0 = probe.heapUsedBytes(true);
     long rss0 = probe.rssBytes();
     ServerProbe.MemorySplit split0 = probe.memorySplit();
     List<Map<String, Object>> series = new ArrayList<>();
     series.add(point(0, heap0, rss0));
-    int checkpoints = 5;
-    int perCheckpoint = Math.max(1, w.topics() / checkpoints);
     long t0 = System.nanoTime();
     int opened = 0;
     while (opened < w.topics()) {
@@ -227,6 +230,7 @@ final class BenchRun {
     double connectSeconds = (System.nanoTime() - t0) / 1e9;
     connections.putConnect(r, connectSeconds);
     sleep(Math.max(2, opts.warmup));
+    probe.awaitZero("relay_codes_replicated", "the connections' access codes expired and swept", CODES_GONE_SECONDS);
     long heap1 = probe.heapUsedBytes(true);
     long rss1 = probe.rssBytes();
     ServerProbe.MemorySplit split1 = probe.memorySplit();
@@ -248,6 +252,26 @@ final class BenchRun {
     r.put("memorySeries", series);
     r.put("closedConnections", all.size() - open);
     return r;
+  }
+
+  /**
+   * Opens and closes {@code topics} topics' connections beyond the measured ones, so that W5
+   * measures a node that has served connections before (its connect path compiled, its pools
+   * filled), not one that has just started; then waits until the node holds none of them, nor
+   * their access codes (gone {@code relay.code-ttl} after issue, at the next sweep).
+   *
+   * @return the connections opened and closed
+   */
+  private int warmUp(int topics) throws Exception {
+    BenchConnections warm = new BenchConnections(w, endpoints, loops);
+    warm.openTopics(topics, w.topics());
+    for (WsClient c : warm.all) {
+      c.loop.call(() -> { c.close(); return null; });
+    }
+    probe.awaitZero("relay_connections", "the warm-up's connections closed by the node", 60);
+    probe.awaitZero("relay_codes_replicated", "the warm-up's access codes expired and swept", CODES_GONE_SECONDS);
+    probe.awaitQuiet(AdmissionStorm.QUIET_CORES, 30);
+    return warm.all.size();
   }
 
   private static Map<String, Object> point(int connections, long heap, long rss) {

@@ -22,7 +22,6 @@ import java.util.regex.Pattern;
 final class ServerProbe {
   private static final double TICKS_PER_SECOND = 100.0;
   private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
-  private static final Pattern DROPPED = Pattern.compile("(?m)^relay_frames_dropped_total (\\S+)");
   /** The address range the JVM reserved for its heap, as {@code GC.heap_info} prints it (G1, Serial, Parallel). */
   private static final Pattern HEAP_RANGE = Pattern.compile("\\[0x([0-9a-f]+), 0x([0-9a-f]+)\\)");
   private static final Pattern METASPACE_COMMITTED = Pattern.compile("Metaspace\\s+used \\d+K, committed (\\d+)K");
@@ -170,20 +169,47 @@ final class ServerProbe {
 
   /** The relay's relay_frames_dropped_total, or -1 without a metrics endpoint. */
   long droppedFrames() {
+    double dropped = metric("relay_frames_dropped_total");
+    return Double.isNaN(dropped) ? -1 : (long) dropped;
+  }
+
+  /**
+   * Waits until the relay's metric {@code name} reads 0, polling twice a second; at once without a
+   * metrics endpoint (nchan).
+   *
+   * @throws IllegalStateException naming {@code what} if it did not within {@code deadlineSeconds}
+   */
+  void awaitZero(String name, String what, double deadlineSeconds) throws InterruptedException {
     if (metrics == null) {
-      return -1;
+      return;
+    }
+    long t0 = System.nanoTime();
+    double value = metric(name);
+    while (value != 0) {
+      if (System.nanoTime() - t0 > deadlineSeconds * 1e9) {
+        throw new IllegalStateException(what + ": not within " + deadlineSeconds + " s (" + name + " reads " + value + ")");
+      }
+      TimeUnit.MILLISECONDS.sleep(500);
+      value = metric(name);
+    }
+  }
+
+  /** The value of the relay's unlabelled metric {@code name}, or NaN without a metrics endpoint or that metric. */
+  private double metric(String name) {
+    if (metrics == null) {
+      return Double.NaN;
     }
     try {
       String body =
           http.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString())
               .body();
-      Matcher m = DROPPED.matcher(body);
-      return m.find() ? (long) Double.parseDouble(m.group(1)) : -1;
+      Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + " (\\S+)").matcher(body);
+      return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
     } catch (IOException e) {
-      return -1;
+      return Double.NaN;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return -1;
+      return Double.NaN;
     }
   }
 

@@ -52,6 +52,7 @@ class BenchSmokeTest extends OnASmokeNode {
     JsonNode r =
         node.bench("W5", "--connections", Integer.toString(connections), "--warmup", "1", "--jvm-pid", Long.toString(node.pid()));
     assertEquals(connections, r.get("openConnections").asLong(), "every idle connection open: " + r);
+    assertEquals(connections / 5, r.get("warmupConnections").asLong(), "a fifth as many opened and closed before the baseline: " + r);
     assertTrue(r.get("heapPerConnectionKB").asDouble() > 0, "the live heap grew with the connections: " + r);
     double split = 0;
     for (String part : List.of("heapPagesPerConnectionKB", "compiledPerConnectionKB", "otherNativePerConnectionKB")) {

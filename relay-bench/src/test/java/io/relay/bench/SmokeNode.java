@@ -54,6 +54,9 @@ final class SmokeNode implements AutoCloseable {
     env.put("RELAY_URL", (cert == null ? "ws" : "wss") + "://127.0.0.1:" + relayPort);
     env.put("RELAY_SEED_NODES", "");
     env.put("RELAY_DRAIN_DELAY", "100ms");
+    // W5 waits for its warm-up's access codes to expire: seconds here, not the default half minute
+    env.put("RELAY_CODE_TTL", "5s");
+    env.put("RELAY_CODE_SWEEP_INTERVAL", "1s");
     if (cert != null) {
       env.put("RELAY_TLS_CERT", certificate.cert().toString());
       env.put("RELAY_TLS_KEY", certificate.key().toString());
