@@ -157,7 +157,10 @@ public final class Report {
           heapPer, heapWorst, heapWorst <= 16.384 ? "**met**" : "**not met**, " + String.format(Locale.ROOT, "%.1fx", heapPer / 16.384),
           best(w5, "relay", "rssPerConnectionKB", false), best(w5, "nchan", "rssPerConnectionKB", false)));
       ratio(w5, "rssPerConnectionKB", false, 1.0, "W5 RSS per idle connection KB");
-      md.append("\nHeap is measured after a full GC (`jcmd GC.run`, then `GC.heap_info`); RSS from /proc (nginx: master and workers). "
+      md.append("\nEach server first opens and closes a fifth as many connections, and the relay's readings wait until the access codes of its "
+          + "connections have expired, so the figures are what a further idle connection holds in a server that has served connections before "
+          + "([benchmark-notes.md](benchmark-notes.md), \"How it is measured\"). "
+          + "Heap is measured after a full GC (`jcmd GC.run`, then `GC.heap_info`); RSS from /proc (nginx: master and workers). "
           + "The node's RSS growth is split by where it is (`/proc/<pid>/smaps`): pages in the Java heap's address range (live objects, and the pages "
           + "the collector touched for garbage), the JIT's compiled code and class metadata (`Compiler.codecache` used plus Metaspace committed: "
           + "a node that has just started compiles its connect path during the first connections, once), and the rest of the process.\n\n");
