@@ -215,8 +215,8 @@ final class BenchRun {
     int perCheckpoint = Math.max(1, w.topics() / checkpoints);
     r.put("warmupConnections", warmUp(perCheckpoint));
     long heap0 = probe.heapUsedBytes(true);
-    long rss0 = probe.rssBytes();
     ServerProbe.MemorySplit split0 = probe.memorySplit();
+    long rss0 = split0 != null ? split0.rss() : probe.rssBytes();
     List<Map<String, Object>> series = new ArrayList<>();
     series.add(point(0, heap0, rss0));
     long t0 = System.nanoTime();
@@ -232,8 +232,8 @@ final class BenchRun {
     sleep(Math.max(2, opts.warmup));
     probe.awaitZero("relay_codes_replicated", "the connections' access codes expired and swept", CODES_GONE_SECONDS);
     long heap1 = probe.heapUsedBytes(true);
-    long rss1 = probe.rssBytes();
     ServerProbe.MemorySplit split1 = probe.memorySplit();
+    long rss1 = split1 != null ? split1.rss() : probe.rssBytes();
     series.add(point(all.size(), heap1, rss1));
     long open = all.stream().filter(WsClient::isOpen).count();
     r.put("openConnections", open);

@@ -31,6 +31,8 @@ final class ServerProbe {
   private final List<Long> roots;
   private final Long jvmPid;
   private final URI metrics;
+  /** The Java heap's reserved address range, read once: it does not move. */
+  private long[] heapRange;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   ServerProbe(List<Long> roots, Long jvmPid, URI metrics) {
@@ -115,20 +117,23 @@ final class ServerProbe {
    * Where the server JVM's resident memory is, in bytes: in its Java heap's address range (live
    * objects and the pages the collector has touched for garbage), its JIT-compiled code and class
    * metadata ({@code Compiler.codecache} used plus {@code Metaspace} committed), and the rest of the
-   * process. Null if not a JVM or the heap's range is not printed (ZGC).
+   * process; with the RSS read just before the mappings, so that the parts add up to it. Null if
+   * not a JVM or the heap's range is not printed (ZGC).
    */
   MemorySplit memorySplit() {
     if (jvmPid == null) {
       return null;
     }
-    String heapInfo = jcmd("GC.heap_info");
-    Matcher range = HEAP_RANGE.matcher(heapInfo);
-    Matcher metaspace = METASPACE_COMMITTED.matcher(heapInfo);
-    if (!range.find() || !metaspace.find()) {
-      return null;
+    if (heapRange == null) {
+      Matcher range = HEAP_RANGE.matcher(jcmd("GC.heap_info"));
+      if (!range.find()) {
+        return null;
+      }
+      heapRange = new long[] {Long.parseUnsignedLong(range.group(1), 16), Long.parseUnsignedLong(range.group(2), 16)};
     }
-    long heapStart = Long.parseUnsignedLong(range.group(1), 16);
-    long heapEnd = Long.parseUnsignedLong(range.group(2), 16);
+    long heapStart = heapRange[0];
+    long heapEnd = heapRange[1];
+    long rss = rssBytes();
     long inHeap = 0;
     long total = 0;
     long start = 0;
@@ -140,14 +145,18 @@ final class ServerProbe {
           start = Long.parseUnsignedLong(m.group(1), 16);
           end = Long.parseUnsignedLong(m.group(2), 16);
         } else if (line.startsWith("Rss:")) {
-          long rss = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-          total += rss;
+          long resident = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+          total += resident;
           if (start >= heapStart && end <= heapEnd) {
-            inHeap += rss;
+            inHeap += resident;
           }
         }
       }
     } catch (IOException | RuntimeException e) {
+      return null;
+    }
+    Matcher metaspace = METASPACE_COMMITTED.matcher(jcmd("GC.heap_info"));
+    if (!metaspace.find()) {
       return null;
     }
     long code = 0;
@@ -156,14 +165,20 @@ final class ServerProbe {
       code += Long.parseLong(codeHeaps.group(1)) * 1024;
     }
     long compiled = code + Long.parseLong(metaspace.group(1)) * 1024;
-    return new MemorySplit(inHeap, compiled, total - inHeap - compiled);
+    return new MemorySplit(rss, inHeap, compiled, total - inHeap - compiled);
   }
 
-  /** A JVM's resident memory in its heap's range, its compiled code and class metadata, and the rest. */
-  record MemorySplit(long heapPages, long compiledAndClasses, long otherNative) {
+  /**
+   * A JVM's resident memory ({@code rss}, from its status just before its mappings were read) and
+   * where it is: in its heap's range, its compiled code and class metadata, the rest.
+   */
+  record MemorySplit(long rss, long heapPages, long compiledAndClasses, long otherNative) {
     MemorySplit minus(MemorySplit before) {
       return new MemorySplit(
-          heapPages - before.heapPages, compiledAndClasses - before.compiledAndClasses, otherNative - before.otherNative);
+          rss - before.rss,
+          heapPages - before.heapPages,
+          compiledAndClasses - before.compiledAndClasses,
+          otherNative - before.otherNative);
     }
   }
 

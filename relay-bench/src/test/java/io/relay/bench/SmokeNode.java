@@ -40,7 +40,7 @@ final class SmokeNode implements AutoCloseable {
     int relayPort = LoopbackPorts.free();
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     ProcessBuilder pb =
-        new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"), "io.relay.node.RelayCli", "serve")
+        new ProcessBuilder(java, "-Xms256m", "-Xmx256m", "-cp", System.getProperty("java.class.path"), "io.relay.node.RelayCli", "serve")
             .redirectErrorStream(true)
             .redirectOutput(dir.resolve("node.log").toFile());
     Map<String, String> env = pb.environment();
