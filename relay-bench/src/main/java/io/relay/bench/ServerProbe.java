@@ -16,8 +16,9 @@ import java.util.regex.Pattern;
 
 /**
  * Reads a server's CPU time and resident memory from /proc (the given processes and their
- * children, so an nginx master covers its workers), its Java heap through {@code jcmd}, and the
- * relay's drop counter from its metrics endpoint. Linux only; every figure is -1 when unreadable.
+ * children, so an nginx master covers its workers), its Java heap and where its memory is through
+ * {@code jcmd} and {@code smaps}, and the relay's metrics (its drop counter; gauges it waits on).
+ * Linux only; every figure is -1 when unreadable.
  */
 final class ServerProbe {
   private static final double TICKS_PER_SECOND = 100.0;
