@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.management.UnixOperatingSystemMXBean;
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -75,6 +77,28 @@ class ManagementPortTest {
     HttpResponse<String> member = readOnly.managementGet("/cluster/members/" + readOnly.address());
     assertEquals(200, member.statusCode(), member.body());
     assertEquals("Up", JSON.readTree(member.body()).get("status").asText());
+  }
+
+  @Test
+  void metricsIncludeTheJvmsHeapCollectionsAndFileDescriptorsAgainstTheirLimit() throws IOException {
+    String exposition = readOnly.managementGet("/metrics").body();
+    assertTrue(sample(exposition, "jvm_memory_used_bytes{area=\"heap\"}") > 0, "heap in use");
+    assertTrue(sample(exposition, "jvm_memory_max_bytes{area=\"heap\"}") > 0, "the heap's limit");
+    assertTrue(exposition.contains("# TYPE jvm_gc_collection_seconds summary"), "garbage collections");
+    assertTrue(sample(exposition, "process_open_fds") > 0, "open file descriptors");
+    long limit = ((UnixOperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getMaxFileDescriptorCount();
+    assertEquals(limit, (long) sample(exposition, "process_max_fds"), "the file descriptor limit of the node's process");
+    assertTrue(sample(exposition, "process_resident_memory_bytes") > 0, "resident memory");
+  }
+
+  /** The value of the sample written {@code series} (name and labels) in an exposition. */
+  private static double sample(String exposition, String series) {
+    return exposition
+        .lines()
+        .filter(l -> l.startsWith(series + " "))
+        .mapToDouble(l -> Double.parseDouble(l.substring(series.length() + 1).trim().split(" ")[0]))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("/metrics has no sample " + series));
   }
 
   @Test

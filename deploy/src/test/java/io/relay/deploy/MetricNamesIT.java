@@ -14,9 +14,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** Every relay metric the dashboard and the alert rules query is one a live node exports. */
+/** Every metric (the node's, its JVM's and its process's) the dashboard and the alert rules query is one a live node exports. */
 class MetricNamesIT {
-  private static final Pattern METRIC = Pattern.compile("\\brelay_[a-z_]+\\b");
+  private static final Pattern METRIC = Pattern.compile("\\b(?:relay|jvm|process)_[a-z_]+\\b");
 
   @Test
   void theDashboardAndAlertsUseOnlyMetricsANodeExports() throws IOException {
@@ -35,7 +35,7 @@ class MetricNamesIT {
       exposition.lines().filter(l -> l.startsWith("# TYPE ")).forEach(l -> exported.add(l.split(" ")[2]));
       // counters are exposed as <name>_total with "# TYPE <name>_total counter" or "# TYPE <name> counter"
       Set<String> samples = new TreeSet<>();
-      exposition.lines().filter(l -> l.startsWith("relay_")).forEach(l -> samples.add(l.split("[{ ]")[0]));
+      exposition.lines().filter(l -> !l.startsWith("#")).forEach(l -> samples.add(l.split("[{ ]")[0]));
       Set<String> missing = new TreeSet<>(used);
       missing.removeAll(samples);
       assertTrue(missing.isEmpty(), "used by the dashboard or alerts but not exported by a node: " + missing + "; exported: " + samples + " " + exported);

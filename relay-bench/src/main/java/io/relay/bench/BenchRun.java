@@ -109,13 +109,13 @@ final class BenchRun {
       r.put("highestPassingRate", best);
       r.put("highestPassingMBps", bestMBps);
       if (opts.overload && best > 0) {
-        long droppedBefore = probe.droppedFrames();
         setRate(2 * best);
         sleep(1.0);
+        ServerProbe.Counters before = probe.counters();
         Map<String, Object> over = measure(opts.stepSeconds, 2 * best);
+        ServerProbe.Counters after = probe.counters();
         over.put("rate", 2 * best);
-        long droppedAfter = probe.droppedFrames();
-        over.put("serverDroppedFrames", droppedBefore < 0 ? -1 : droppedAfter - droppedBefore);
+        putOverloadCounters(over, before, after);
         over.put("openConnections", all.stream().filter(WsClient::isOpen).count());
         over.put("connections", all.size());
         r.put("overload", over);
@@ -127,6 +127,22 @@ final class BenchRun {
     putLoss(r);
     r.put("closedConnections", all.stream().filter(WsClient::isClosed).count());
     return r;
+  }
+
+  /**
+   * What the relay counted in the window past saturation: frames dropped from full reader queues,
+   * the share of frames out that writers' threads wrote to idle readers themselves (a reader whose
+   * queue holds frames is written by its own stream instead, at more CPU per frame), and the time
+   * in garbage collection; -1 each for a server without metrics.
+   */
+  private static void putOverloadCounters(Map<String, Object> over, ServerProbe.Counters before, ServerProbe.Counters after) {
+    double dropped = after.droppedFrames() - before.droppedFrames();
+    double out = after.framesOut() - before.framesOut();
+    double direct = after.framesDirect() - before.framesDirect();
+    double gc = after.gcSeconds() - before.gcSeconds();
+    over.put("serverDroppedFrames", Double.isNaN(dropped) ? -1 : (long) dropped);
+    over.put("directShare", Double.isNaN(direct) || !(out > 0) ? -1 : round(direct / out, 3));
+    over.put("serverGcSeconds", Double.isNaN(gc) ? -1 : round(gc, 3));
   }
 
   private Map<String, Object> measure(double seconds, double ratePerTopic) {

@@ -125,12 +125,14 @@ public final class Report {
               fmt(st.get("serverCpuPct")), fmt(st.get("generatorCpuPct")), st.get("pass")));
         }
       }
-      md.append("\nBeyond saturation (twice the highest passing rate):\n\n| server | rate /s per topic | delivered MB/s | delivery | p99 ms | connections open / total | frames dropped by the server | server heap MB |\n|---|---|---|---|---|---|---|---|\n");
+      md.append("\nBeyond saturation (twice the highest passing rate; the server's and the generator's CPU, the relay's frames out written by the writer's thread to an idle reader, and its time in garbage collection, over the window):\n\n"
+          + "| server | rate /s per topic | delivered MB/s | delivery | p99 ms | connections open / total | frames dropped by the server | server heap MB | server CPU % | generator CPU % | written by the writer's thread | GC s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (Map<String, Object> r : w4) {
         if (r.get("overload") == null) continue;
         Map<String, Object> o = obj(r.get("overload"));
-        md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s / %s | %s | %s |%n", r.get("label"), fmt(o.get("rate")), fmt(o.get("deliveredMBps")), fmt(o.get("deliveryRatio")),
-            fmt(o.get("p99Ms")), fmt(o.get("openConnections")), fmt(o.get("connections")), fmt(o.get("serverDroppedFrames")), fmt(o.get("serverHeapMB"))));
+        md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s |%n", r.get("label"), fmt(o.get("rate")), fmt(o.get("deliveredMBps")), fmt(o.get("deliveryRatio")),
+            fmt(o.get("p99Ms")), fmt(o.get("openConnections")), fmt(o.get("connections")), fmt(o.get("serverDroppedFrames")), fmt(o.get("serverHeapMB")),
+            fmt(o.get("serverCpuPct")), fmt(o.get("generatorCpuPct")), fmt(o.get("directShare")), fmt(o.get("serverGcSeconds"))));
       }
       for (Map<String, Object> r : w4) {
         if (!str(r.get("label")).startsWith("relay") || r.get("overload") == null) continue;

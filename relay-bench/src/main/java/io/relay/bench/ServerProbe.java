@@ -17,7 +17,8 @@ import java.util.regex.Pattern;
 /**
  * Reads a server's CPU time and resident memory from /proc (the given processes and their
  * children, so an nginx master covers its workers), its Java heap and where its memory is through
- * {@code jcmd} and {@code smaps}, and the relay's metrics (its drop counter; gauges it waits on).
+ * {@code jcmd} and {@code smaps}, and the relay's metrics (counters that explain a window past
+ * saturation; gauges it waits on).
  * Linux only; every figure is -1 when unreadable.
  */
 final class ServerProbe {
@@ -183,10 +184,24 @@ final class ServerProbe {
     }
   }
 
-  /** The relay's relay_frames_dropped_total, or -1 without a metrics endpoint. */
-  long droppedFrames() {
-    double dropped = metric("relay_frames_dropped_total");
-    return Double.isNaN(dropped) ? -1 : (long) dropped;
+  /**
+   * What the relay has counted so far that explains a window past saturation, from one scrape of
+   * its metrics; every figure NaN without a metrics endpoint (nchan).
+   *
+   * @param droppedFrames frames dropped from full reader queues
+   * @param framesOut frames written to readers
+   * @param framesDirect of those, frames a writer's thread wrote to an idle reader's socket itself
+   * @param gcSeconds time in garbage collection, every collector together (for G1 its pauses)
+   */
+  record Counters(double droppedFrames, double framesOut, double framesDirect, double gcSeconds) {}
+
+  Counters counters() {
+    String body = scrape();
+    return new Counters(
+        sample(body, "relay_frames_dropped_total"),
+        sample(body, "relay_frames_out_total"),
+        sample(body, "relay_frames_direct_total"),
+        sumOfSeries(body, "jvm_gc_collection_seconds_sum"));
   }
 
   /**
@@ -212,21 +227,47 @@ final class ServerProbe {
 
   /** The value of the relay's unlabelled metric {@code name}, or NaN without a metrics endpoint or that metric. */
   private double metric(String name) {
+    return sample(scrape(), name);
+  }
+
+  /** The relay's metrics in Prometheus' text format, or null without a metrics endpoint. */
+  private String scrape() {
     if (metrics == null) {
-      return Double.NaN;
+      return null;
     }
     try {
-      String body =
-          http.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString())
-              .body();
-      Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + " (\\S+)").matcher(body);
-      return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
+      return http.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString())
+          .body();
     } catch (IOException e) {
-      return Double.NaN;
+      return null;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return null;
+    }
+  }
+
+  /** The unlabelled sample {@code name} of an exposition, or NaN. */
+  static double sample(String exposition, String name) {
+    if (exposition == null) {
       return Double.NaN;
     }
+    Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + " (\\S+)").matcher(exposition);
+    return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
+  }
+
+  /** The sum of every series (label set) of {@code name} in an exposition, or NaN if it has none. */
+  static double sumOfSeries(String exposition, String name) {
+    if (exposition == null) {
+      return Double.NaN;
+    }
+    Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{[^}]*\\})? (\\S+)").matcher(exposition);
+    double sum = 0;
+    boolean found = false;
+    while (m.find()) {
+      sum += Double.parseDouble(m.group(1));
+      found = true;
+    }
+    return found ? sum : Double.NaN;
   }
 
   private String jcmd(String command) {

@@ -86,6 +86,11 @@ final class SmokeNode implements AutoCloseable {
     return new ObjectMapper().readTree(lines.get(lines.size() - 1));
   }
 
+  /** The node's Prometheus metrics, on its management port. */
+  String metricsUrl() {
+    return "http://127.0.0.1:" + managementPort + "/metrics";
+  }
+
   /** The node JVM's process id. */
   long pid() {
     return process.pid();
