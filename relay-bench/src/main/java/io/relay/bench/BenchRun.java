@@ -88,13 +88,20 @@ final class BenchRun {
       boolean started = false;
       for (double rate : w.steps()) {
         if (!started) {
+          // the whole warm-up at the first step's rate, as W1-W3 have theirs: a node's first
+          // minute of traffic has its JIT recompile paths that meet their first control frames
+          // (the first ping round, 20 s after the connections open: docs/benchmark-notes.md,
+          // "Warm-up"), which would land in whichever step runs then
           startSending(rate);
           started = true;
+          sleep(opts.warmup);
         } else {
           setRate(rate);
+          sleep(Math.min(opts.warmup, 1.0));
         }
-        sleep(Math.min(opts.warmup, 1.0));
+        ServerProbe.Counters before = probe.counters();
         Map<String, Object> step = measure(opts.stepSeconds, rate);
+        putServerCounters(step, before, probe.counters());
         step.put("rate", rate);
         steps.add(step);
         System.err.printf("bench: %s %.0f/s per topic: %s%n", w.name(), rate, brief(step));
@@ -113,9 +120,8 @@ final class BenchRun {
         sleep(1.0);
         ServerProbe.Counters before = probe.counters();
         Map<String, Object> over = measure(opts.stepSeconds, 2 * best);
-        ServerProbe.Counters after = probe.counters();
+        putServerCounters(over, before, probe.counters());
         over.put("rate", 2 * best);
-        putOverloadCounters(over, before, after);
         over.put("openConnections", all.stream().filter(WsClient::isOpen).count());
         over.put("connections", all.size());
         r.put("overload", over);
@@ -130,12 +136,12 @@ final class BenchRun {
   }
 
   /**
-   * What the relay counted in the window past saturation: frames dropped from full reader queues,
-   * the share of frames out that writers' threads wrote to idle readers themselves (a reader whose
-   * queue holds frames is written by its own stream instead, at more CPU per frame), and the time
-   * in garbage collection; -1 each for a server without metrics.
+   * What the relay counted in a W4 window: frames dropped from full reader queues, the share of
+   * frames out that writers' threads wrote to idle readers themselves (a reader whose queue holds
+   * frames is written by its own stream instead, at more CPU per frame), and the time in garbage
+   * collection; -1 each for a server without metrics.
    */
-  private static void putOverloadCounters(Map<String, Object> over, ServerProbe.Counters before, ServerProbe.Counters after) {
+  private static void putServerCounters(Map<String, Object> over, ServerProbe.Counters before, ServerProbe.Counters after) {
     double dropped = after.droppedFrames() - before.droppedFrames();
     double out = after.framesOut() - before.framesOut();
     double direct = after.framesDirect() - before.framesDirect();

@@ -64,11 +64,15 @@ class BenchSmokeTest extends OnASmokeNode {
   }
 
   @Test
-  void aShortLadderReportsWhatTheNodeCountedPastItsLastStep() throws Exception {
+  void aShortLadderReportsWhatTheNodeCountedInEachStepAndPastTheLast() throws Exception {
     JsonNode r =
         node.bench(
             "W4", "--topics", "3", "--rates", "10,20", "--step-seconds", "1", "--warmup", "1", "--metrics", node.metricsUrl());
     assertEquals(20.0, r.get("highestPassingRate").asDouble(), "both steps pass at these rates: " + r);
+    for (JsonNode step : r.get("steps")) {
+      double share = step.get("directShare").asDouble();
+      assertTrue(share >= 0 && share <= 1, "each step reports the share of frames written by the writer's thread: " + step);
+    }
     JsonNode over = r.get("overload");
     assertEquals(40.0, over.get("rate").asDouble(), "the step past the ladder runs at twice its highest passing rate: " + over);
     assertEquals(over.get("connections").asLong(), over.get("openConnections").asLong(), "every connection open: " + over);
