@@ -43,11 +43,18 @@ final class ServerProbe {
     this.metrics = metrics;
   }
 
-  /** CPU seconds used so far by the server processes (and, for "self", this JVM). */
+  /**
+   * CPU seconds used so far by the server processes: the given ones and their children, and the
+   * children they have already reaped, so that a worker that exits (nginx restarting one that
+   * crashed) does not take its CPU time out of the sum.
+   */
   double cpuSeconds() {
     double total = 0;
     for (long pid : withChildren()) {
       total += cpuSecondsOf(Long.toString(pid));
+    }
+    for (long root : roots) {
+      total += reapedChildrenCpuSeconds(Long.toString(root));
     }
     return total;
   }
@@ -77,10 +84,23 @@ final class ServerProbe {
   }
 
   private static double cpuSecondsOf(String pid) {
+    return statTicks(pid, 11) / TICKS_PER_SECOND;
+  }
+
+  /** The CPU time of a process's children that have exited and been waited for. */
+  private static double reapedChildrenCpuSeconds(String pid) {
+    return statTicks(pid, 13) / TICKS_PER_SECOND;
+  }
+
+  /**
+   * Two adjacent clock-tick fields of {@code /proc/<pid>/stat} added, counted from the field after
+   * the command name: 11 and 12 are utime and stime, 13 and 14 cutime and cstime; 0 if unreadable.
+   */
+  private static long statTicks(String pid, int first) {
     try {
       String stat = Files.readString(Path.of("/proc", pid, "stat"));
       String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-      return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / TICKS_PER_SECOND;
+      return Long.parseLong(f[first]) + Long.parseLong(f[first + 1]);
     } catch (IOException | RuntimeException e) {
       return 0;
     }
