@@ -141,14 +141,14 @@ final class BenchRun {
    * frames is written by its own stream instead, at more CPU per frame), and the time in garbage
    * collection; -1 each for a server without metrics.
    */
-  private static void putServerCounters(Map<String, Object> over, ServerProbe.Counters before, ServerProbe.Counters after) {
+  private static void putServerCounters(Map<String, Object> window, ServerProbe.Counters before, ServerProbe.Counters after) {
     double dropped = after.droppedFrames() - before.droppedFrames();
     double out = after.framesOut() - before.framesOut();
     double direct = after.framesDirect() - before.framesDirect();
     double gc = after.gcSeconds() - before.gcSeconds();
-    over.put("serverDroppedFrames", Double.isNaN(dropped) ? -1 : (long) dropped);
-    over.put("directShare", Double.isNaN(direct) || !(out > 0) ? -1 : round(direct / out, 3));
-    over.put("serverGcSeconds", Double.isNaN(gc) ? -1 : round(gc, 3));
+    window.put("serverDroppedFrames", Double.isNaN(dropped) ? -1 : (long) dropped);
+    window.put("directShare", Double.isNaN(direct) || !(out > 0) ? -1 : round(direct / out, 3));
+    window.put("serverGcSeconds", Double.isNaN(gc) ? -1 : round(gc, 3));
   }
 
   private Map<String, Object> measure(double seconds, double ratePerTopic) {

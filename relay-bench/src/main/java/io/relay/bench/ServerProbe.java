@@ -17,8 +17,8 @@ import java.util.regex.Pattern;
 /**
  * Reads a server's CPU time and resident memory from /proc (the given processes and their
  * children, so an nginx master covers its workers), its Java heap and where its memory is through
- * {@code jcmd} and {@code smaps}, and the relay's metrics (counters that explain a window past
- * saturation; gauges it waits on).
+ * {@code jcmd} and {@code smaps}, and the relay's metrics (counters read around a W4 window;
+ * gauges it waits on).
  * Linux only; every figure is -1 when unreadable.
  */
 final class ServerProbe {
@@ -205,8 +205,8 @@ final class ServerProbe {
   }
 
   /**
-   * What the relay has counted so far that explains a window past saturation, from one scrape of
-   * its metrics; every figure NaN without a metrics endpoint (nchan).
+   * What the relay has counted so far, read before and after a W4 window, from one scrape of its
+   * metrics; every figure NaN without a metrics endpoint (nchan).
    *
    * @param droppedFrames frames dropped from full reader queues
    * @param framesOut frames written to readers
