@@ -50,6 +50,7 @@ class LocalClusterIT {
       Matcher token = TOKEN.matcher(up);
       assertTrue(token.find(), "up prints a token");
       recordPids();
+      assertEachLeadsItsSession();
 
       HttpResponse<String> code =
           HTTP.send(
@@ -72,6 +73,7 @@ class LocalClusterIT {
       String scaled = run("scale", "3");
       assertTrue(scaled.contains("node 3 ready") && scaled.contains("nodes: 1 2 3"), "scale 3 adds a ready third node: " + redact(scaled));
       recordPids();
+      assertEachLeadsItsSession();
       String status = run("status");
       assertEquals(3, count(status, "ready=200"), "three ready nodes: " + redact(status));
 
@@ -134,6 +136,19 @@ class LocalClusterIT {
       for (Path file : files.filter(f -> f.toString().endsWith(".pid")).toList()) {
         pids.add(Long.parseLong(Files.readString(file).trim()));
       }
+    }
+  }
+
+  /**
+   * Nodes and proxy run each in a session of its own, as services do: a scheduling group of its
+   * own under the kernel's autogroup scheduling, out of reach of the shell's signals.
+   */
+  private void assertEachLeadsItsSession() throws IOException {
+    for (long pid : pids) {
+      String stat = Files.readString(Path.of("/proc", String.valueOf(pid), "stat"));
+      // after "pid (comm) ": state, parent, process group, session
+      String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      assertEquals(pid, Long.parseLong(fields[3]), "process " + pid + " leads a session of its own: " + stat);
     }
   }
 
