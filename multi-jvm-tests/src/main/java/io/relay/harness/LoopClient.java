@@ -12,14 +12,9 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Arrays;
-import java.util.Base64;
-import java.util.Locale;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The harness's relay client: what {@link ReconnectingClient} does (POST the token for a one-time
@@ -40,7 +35,6 @@ final class LoopClient implements SelectorLoop.Ready {
   /** How long a code request or an upgrade may take before the attempt counts as unanswered. */
   private static final long ATTEMPT_DEADLINE_MILLIS = 10_000;
   private static final int MAX_HEAD = 16 * 1024;
-  private static final String GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private enum Phase { IDLE, CODE, UPGRADE, OPEN }
@@ -95,7 +89,7 @@ final class LoopClient implements SelectorLoop.Ready {
     if (phase != Phase.OPEN) {
       return false;
     }
-    write(frame(0x1, text.getBytes(StandardCharsets.UTF_8)));
+    write(ClientWire.masked(0x1, text.getBytes(StandardCharsets.UTF_8)));
     return phase == Phase.OPEN;
   }
 
@@ -105,7 +99,7 @@ final class LoopClient implements SelectorLoop.Ready {
     loop.execute(
         () -> {
           if (phase == Phase.OPEN) {
-            write(frame(0x8, closePayload(1000)));
+            write(ClientWire.masked(0x8, ClientWire.closePayload(1000)));
           }
           drop();
         });
@@ -131,10 +125,8 @@ final class LoopClient implements SelectorLoop.Ready {
       refused(0, "the harness client speaks ws only, not " + target.getScheme(), Duration.ZERO);
       return;
     }
-    byte[] nonce = new byte[16];
-    ThreadLocalRandom.current().nextBytes(nonce);
-    String key = Base64.getEncoder().encodeToString(nonce);
-    expectedAccept = accept(key);
+    String key = ClientWire.newKey();
+    expectedAccept = ClientWire.accept(key);
     String request =
         "GET " + target.getRawPath() + (target.getRawQuery() == null ? "" : "?" + target.getRawQuery()) + " HTTP/1.1\r\nHost: "
             + target.getRawAuthority() + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key
@@ -248,7 +240,7 @@ final class LoopClient implements SelectorLoop.Ready {
   }
 
   private void codeAnswer(boolean atEnd) {
-    Head head = Head.parse(in);
+    ResponseHead head = ResponseHead.parse(in);
     if (head == null) {
       if (atEnd || in.position() > MAX_HEAD) {
         refused(0, "no complete answer to the code request", Duration.ZERO);
@@ -256,13 +248,13 @@ final class LoopClient implements SelectorLoop.Ready {
       return;
     }
     String length = head.header("content-length");
-    int bodyLength = in.position() - head.length;
+    int bodyLength = in.position() - head.length();
     if (length != null ? bodyLength < Integer.parseInt(length.trim()) : !atEnd) {
       return;
     }
-    String body = new String(in.array(), head.length, length != null ? Integer.parseInt(length.trim()) : bodyLength, StandardCharsets.UTF_8);
-    if (head.status != 200) {
-      refused(head.status, "access API answered " + head.status + ": " + body, ReconnectPolicy.retryAfter(head.header("retry-after")));
+    String body = new String(in.array(), head.length(), length != null ? Integer.parseInt(length.trim()) : bodyLength, StandardCharsets.UTF_8);
+    if (head.status() != 200) {
+      refused(head.status(), "access API answered " + head.status() + ": " + body, ReconnectPolicy.retryAfter(head.header("retry-after")));
       return;
     }
     String uri;
@@ -281,15 +273,15 @@ final class LoopClient implements SelectorLoop.Ready {
   }
 
   private void upgradeAnswer() {
-    Head head = Head.parse(in);
+    ResponseHead head = ResponseHead.parse(in);
     if (head == null) {
       if (in.position() > MAX_HEAD) {
         refused(0, "upgrade answer too long", Duration.ZERO);
       }
       return;
     }
-    if (head.status != 101) {
-      refused(head.status, "upgrade answered " + head.status, ReconnectPolicy.retryAfter(head.header("retry-after")));
+    if (head.status() != 101) {
+      refused(head.status(), "upgrade answered " + head.status(), ReconnectPolicy.retryAfter(head.header("retry-after")));
       return;
     }
     if (!expectedAccept.equals(head.header("sec-websocket-accept"))) {
@@ -298,7 +290,7 @@ final class LoopClient implements SelectorLoop.Ready {
     }
     deadline.cancel();
     phase = Phase.OPEN;
-    compact(head.length);
+    compact(head.length());
     messageOpcode = 0;
     messageLength = 0;
     policy.connected();
@@ -367,40 +359,15 @@ final class LoopClient implements SelectorLoop.Ready {
           messageLength = 0;
         }
       }
-      case 0x9 -> write(frame(0xA, Arrays.copyOfRange(b, from, from + length)));
+      case 0x9 -> write(ClientWire.masked(0xA, Arrays.copyOfRange(b, from, from + length)));
       case 0x8 -> {
         int code = length >= 2 ? ((b[from] & 0xFF) << 8) | (b[from + 1] & 0xFF) : 1005;
         String reason = length > 2 ? new String(b, from + 2, length - 2, StandardCharsets.UTF_8) : "";
-        write(frame(0x8, length >= 2 ? closePayload(code) : new byte[0]));
+        write(ClientWire.masked(0x8, length >= 2 ? ClientWire.closePayload(code) : new byte[0]));
         closed(code, reason);
       }
       default -> { } // pong, or an opcode the relay never sends
     }
-  }
-
-  /** A final, masked frame. */
-  private static ByteBuffer frame(int opcode, byte[] payload) {
-    int length = payload.length;
-    ByteBuffer frame = ByteBuffer.allocate(14 + length);
-    frame.put((byte) (0x80 | opcode));
-    if (length < 126) {
-      frame.put((byte) (0x80 | length));
-    } else if (length < 65536) {
-      frame.put((byte) (0x80 | 126)).putShort((short) length);
-    } else {
-      frame.put((byte) (0x80 | 127)).putLong(length);
-    }
-    byte[] mask = new byte[4];
-    ThreadLocalRandom.current().nextBytes(mask);
-    frame.put(mask);
-    for (int i = 0; i < length; i++) {
-      frame.put((byte) (payload[i] ^ mask[i & 3]));
-    }
-    return frame.flip();
-  }
-
-  private static byte[] closePayload(int code) {
-    return new byte[] {(byte) (code >> 8), (byte) code};
   }
 
   private void write(ByteBuffer bytes) {
@@ -478,51 +445,6 @@ final class LoopClient implements SelectorLoop.Ready {
         // the socket is being given up
       }
       channel = null;
-    }
-  }
-
-  private static String accept(String key) {
-    try {
-      byte[] digest = MessageDigest.getInstance("SHA-1").digest((key + GUID).getBytes(StandardCharsets.ISO_8859_1));
-      return Base64.getEncoder().encodeToString(digest);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every JDK has SHA-1", e);
-    }
-  }
-
-  /** A response's status line and headers, read from the start of a buffer. */
-  private record Head(int length, int status, String text) {
-    /** The head at the start of {@code bytes} (position = bytes so far), or null while incomplete. */
-    static Head parse(ByteBuffer bytes) {
-      byte[] b = bytes.array();
-      for (int i = 3; i < bytes.position(); i++) {
-        if (b[i] == '\n' && b[i - 1] == '\r' && b[i - 2] == '\n' && b[i - 3] == '\r') {
-          String text = new String(b, 0, i + 1, StandardCharsets.ISO_8859_1);
-          String[] status = text.substring(0, text.indexOf('\r')).split(" ", 3);
-          int code = status.length >= 2 && status[0].startsWith("HTTP/") ? parseStatus(status[1]) : 0;
-          return new Head(i + 1, code, text);
-        }
-      }
-      return null;
-    }
-
-    private static int parseStatus(String s) {
-      try {
-        return Integer.parseInt(s);
-      } catch (NumberFormatException e) {
-        return 0;
-      }
-    }
-
-    /** A header's value (the first, trimmed), or null. */
-    String header(String lowerCaseName) {
-      for (String line : text.split("\r\n")) {
-        int colon = line.indexOf(':');
-        if (colon > 0 && line.substring(0, colon).trim().toLowerCase(Locale.ROOT).equals(lowerCaseName)) {
-          return line.substring(colon + 1).trim();
-        }
-      }
-      return null;
     }
   }
 }
