@@ -22,6 +22,7 @@ import io.relay.topic.ClaimAnnouncement;
 import io.relay.topic.ConnectionDirectory;
 import io.relay.topic.TopicActor;
 import io.relay.topic.TopicRegistry;
+import io.relay.ws.BufferChecks;
 import io.relay.ws.MemoryBudget;
 import io.relay.ws.ReadArrays;
 import java.net.InetSocketAddress;
@@ -108,6 +109,10 @@ final class NodeGuardian {
     metrics.counter(
         "relay_read_arrays_new", "Large socket reads that needed a new array, none of their size being free (JVM-wide)", ReadArrays::made);
     metrics.gauge("relay_read_arrays_pooled_bytes", "Bytes of the free read arrays kept for later reads (JVM-wide)", ReadArrays::pooledBytes);
+    metrics.counter(
+        "relay_buffer_faults",
+        "Faults in the accounting of relayed frames: let go of more often than held, or used after their last holder let go (JVM-wide; any is a bug, logged at ERROR)",
+        BufferChecks::count);
     ConnectionDirectory directory = new ConnectionDirectory();
     ActorRef<Topic.Command<ClaimAnnouncement>> claims =
         context.spawn(Topic.create(ClaimAnnouncement.class, "relay-claims"), "claims-channel");

@@ -137,10 +137,15 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
     private final SocketOutput output = socket;
     private final SocketReads socketReads = reads;
     /**
-     * The array of {@link ReadArrays} lent with the read being read, until a message's frame
-     * stays in it, or null. Given back once the read is read if no message stayed in it.
+     * The array of {@link ReadArrays} lent with the read being read, or null. Given back once the
+     * read is read if no message stayed in it.
      */
     private byte[] lentArray;
+    /**
+     * The frame of the message that stayed in {@link #lentArray}, held by the stage until the rest
+     * of the read is read, or null (at most one message of a read stays in its array).
+     */
+    private Frame inReadArray;
     private AsyncCallback<Object> shedCallback;
 
     Logic() {
@@ -185,11 +190,15 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
         try {
           inbound.readHandedOver(lentArray != null ? lentArray : bytes.toArrayUnsafe(), bytes.length());
         } finally {
-          if (lentArray != null) {
+          if (inReadArray != null) {
+            // the read is read: the stage lets go of the frame that stayed in its array
+            inReadArray.release();
+            inReadArray = null;
+          } else if (lentArray != null) {
             // no message stayed in it: the protocol copied out what it keeps
             ReadArrays.giveBack(lentArray);
-            lentArray = null;
           }
+          lentArray = null;
         }
         if (socketReads != null) {
           socketReads.nextReadAtMost(inbound.nextReadBytes());
@@ -227,8 +236,10 @@ final class ConnectionStage extends GraphStage<FlowShape<ByteString, ByteString>
                 ? WsFrames.frame(opcode, ByteString.emptyByteString())
                 : WsFrames.frame(opcode, bytes, start, size);
         if (bytes == lentArray) {
-          frame.reuseWhenReleased(bytes);
-          lentArray = null; // the frame gives it back
+          // the frame gives the array back, once its readers and this stage, which reads on in
+          // the same array, have let go of it
+          frame.inReadArray(bytes);
+          inReadArray = frame;
         }
         connection.room().fanOut(connection, frame);
       } else if (!canWrite) {

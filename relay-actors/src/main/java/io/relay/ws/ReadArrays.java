@@ -1,6 +1,9 @@
 package io.relay.ws;
 
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
@@ -8,7 +11,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The arrays that large socket reads are copied into, given back for later reads once the
- * message relayed from one has been written to every reader ({@link WsFrames.Frame#reuseWhenReleased}).
+ * message relayed from one has been written to every reader ({@link WsFrames.Frame#inReadArray}).
  * A stream of large messages then reads into the same few arrays, which stay in the processor's
  * caches, instead of into fresh ones, which the JVM zeroes and the processor fetches first.
  *
@@ -23,6 +26,10 @@ import java.util.concurrent.atomic.LongAdder;
  * every array, and no class's arrays, given back in a burst, can keep the others out. An array
  * given back past that is left to the garbage collector. The pool holds at most about 30.5 MiB:
  * 16 MiB, and the 29 classes' shares (14.5 MiB).
+ *
+ * <p>With {@link BufferChecks#ON}, an array given back is filled with {@link BufferChecks#POISON}
+ * (a socket still sending it sends poison), an array given back while the pool holds it is a
+ * fault, and so is an array taken again that is not all poison (written after it was given back).
  */
 public final class ReadArrays {
   /** The shortest read that gets an array from the pool. */
@@ -46,6 +53,8 @@ public final class ReadArrays {
   private static final AtomicLong POOLED = new AtomicLong();
   private static final LongAdder REUSED = new LongAdder();
   private static final LongAdder MADE = new LongAdder();
+  /** With {@link BufferChecks#ON}: the arrays the pool holds now. */
+  private static final Set<byte[]> HOLDING = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
 
   static {
     for (int i = MIN_BYTES / STEP; i < CLASSES.length; i++) {
@@ -73,6 +82,10 @@ public final class ReadArrays {
     HELD.decrementAndGet(sizeClass);
     POOLED.addAndGet(-array.length);
     REUSED.increment();
+    if (BufferChecks.ON) {
+      HOLDING.remove(array);
+      checkPoisoned(array);
+    }
     return array;
   }
 
@@ -97,14 +110,32 @@ public final class ReadArrays {
     if (!pooled(length) || length % STEP != 0) {
       return; // not a pooled size: the read that took it got a new array of its own length
     }
+    if (BufferChecks.ON) {
+      if (!HOLDING.add(array)) {
+        BufferChecks.fault("an array was given back to the read-array pool twice", null);
+      }
+      Arrays.fill(array, BufferChecks.POISON);
+    }
     int sizeClass = length / STEP;
     long classBytes = (long) HELD.incrementAndGet(sizeClass) * length;
     if (classBytes > CLASS_SHARE_BYTES && (classBytes > MAX_CLASS_BYTES || POOLED.get() >= SHARED_BYTES)) {
       HELD.decrementAndGet(sizeClass);
+      if (BufferChecks.ON) {
+        HOLDING.remove(array);
+      }
       return;
     }
     POOLED.addAndGet(length);
     CLASSES[sizeClass].offerFirst(array);
+  }
+
+  private static void checkPoisoned(byte[] array) {
+    for (int i = 0; i < array.length; i++) {
+      if (array[i] != BufferChecks.POISON) {
+        BufferChecks.fault("byte " + i + " of an array was written after it was given back to the read-array pool", null);
+        return;
+      }
+    }
   }
 
   /** Reads that took an array given back by an earlier one. */

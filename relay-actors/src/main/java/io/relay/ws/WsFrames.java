@@ -76,15 +76,21 @@ public final class WsFrames {
   /**
    * One server frame, shared by every reader it is queued for.
    *
-   * <p>A relayed message's frame is counted once in the node's {@link MemoryBudget} while any
-   * reader holds it: {@link #share} when it is offered to its readers, {@link #release} by each
-   * holder when it lets go (dropped, discarded, or written). Control frames are never counted.
+   * <p>A relayed message's frame is counted: {@link #share} adds one holder per reader it is
+   * offered to (and counts its payload once in the node's {@link MemoryBudget}), and each holder
+   * lets go exactly once, with {@link #release} (dropped, discarded or written) or {@link #abandon}.
+   * When the last lets go, the payload leaves the budget. Control frames are never counted, and
+   * letting go of them does nothing.
    *
-   * <p>A frame made in the array its message was read into can give that array back to {@link
-   * ReadArrays} when its last holder lets go ({@link #reuseWhenReleased}). That needs every holder
-   * to let go only once nothing will read its bytes again; a holder that cannot be sure of that (a
-   * socket that may still be writing them) lets go with {@link #abandon}, and the array is then
-   * left to the garbage collector.
+   * <p>A frame made in the array its message was read into ({@link #inReadArray}) gives that array
+   * back to {@link ReadArrays} when its last holder lets go. The stage reading that array is a
+   * holder too, until it has read the rest of the read ({@link #inReadArray}): the frame's readers
+   * may all be written and let go before the stage has read the next message out of the same
+   * array. Each holder must let go only once nothing will read the bytes for it again; a holder
+   * that cannot be sure of that (a socket that may still be writing them) lets go with {@link
+   * #abandon}, and the array is then left to the garbage collector. A holder letting go more often
+   * than it held, and a frame's wire bytes asked for after its last holder let go, are faults
+   * ({@link BufferChecks}).
    */
   public static final class Frame {
     private static final AtomicIntegerFieldUpdater<Frame> HOLDERS =
@@ -95,12 +101,16 @@ public final class WsFrames {
     private final ByteString payload;
     /** For what is left of a partly written frame: that frame; otherwise null. */
     private final Frame whole;
+    /** Whether holders are counted: the frame was shared or made in a read's array. */
+    private boolean counted;
     private MemoryBudget budget;
     private volatile int holders;
     /** The array to give back to {@link ReadArrays} when the last holder lets go, or null. */
     private byte[] reusable;
     /** A holder let go while its socket might still write the bytes: the array is not reused. */
     private volatile boolean abandoned;
+    /** With {@link BufferChecks#ON}: where a holder last let go. */
+    private volatile Throwable lastRelease;
 
     /**
      * @param wire the frame as it goes on the wire: header and payload
@@ -138,7 +148,12 @@ public final class WsFrames {
       return payload.size();
     }
 
+    /** The frame's bytes as they go on the wire; only while it is held. */
     public ByteString wire() {
+      Frame counting = whole != null ? whole : this;
+      if (counting.counted && counting.holders <= 0) {
+        BufferChecks.fault("a frame's bytes were asked for after its last holder let go", counting.lastRelease);
+      }
       return wire;
     }
 
@@ -151,38 +166,61 @@ public final class WsFrames {
     }
 
     /**
-     * Counts the frame in {@code budget} for {@code count} holders, before it is offered to them;
-     * each must {@link #release} it once. Called once per frame, by the writer's stream.
+     * The frame's bytes are in {@code array}, taken from {@link ReadArrays}, whose read the caller
+     * is still reading: the caller becomes the frame's first holder, and lets go with {@link
+     * #release} once it has read the rest of that read. The array goes back to the pool when the
+     * last holder lets go. Called before the frame is shared.
+     */
+    public void inReadArray(byte[] array) {
+      reusable = array;
+      counted = true;
+      HOLDERS.incrementAndGet(this);
+    }
+
+    /**
+     * Adds {@code count} holders, the readers the frame is about to be offered to, and counts its
+     * payload in {@code budget}; each must {@link #release} it once. Called once per frame, by the
+     * writer's stream.
      */
     public void share(MemoryBudget budget, int count) {
       if (count > 0) {
         this.budget = budget;
-        HOLDERS.set(this, count);
+        counted = true;
         budget.charge(payload.size());
+        HOLDERS.addAndGet(this, count);
       }
     }
 
     /**
-     * Has the last holder's {@link #release} give {@code array}, which the frame's bytes are in and
-     * which was taken from {@link ReadArrays}, back to it. Called before the frame is shared.
-     */
-    public void reuseWhenReleased(byte[] array) {
-      reusable = array;
-    }
-
-    /**
      * One holder lets go of the frame, and nothing will read its bytes for that holder again; the
-     * last gives its bytes back to the budget, and its array to {@link ReadArrays} if it has one
+     * last gives its payload back to the budget, and its array to {@link ReadArrays} if it has one
      * and no holder {@link #abandon}ed it.
      */
     public void release() {
       if (whole != null) {
         whole.release();
-      } else if (budget != null && HOLDERS.decrementAndGet(this) == 0) {
+        return;
+      }
+      if (!counted) {
+        return;
+      }
+      Throwable previous = lastRelease;
+      if (BufferChecks.ON) {
+        lastRelease = new Throwable("the holder before let go here");
+      }
+      int left = HOLDERS.decrementAndGet(this);
+      if (left > 0) {
+        return;
+      }
+      if (left < 0) {
+        BufferChecks.fault("a frame was let go of more often than it was held", previous);
+        return;
+      }
+      if (budget != null) {
         budget.release(payload.size());
-        if (reusable != null && !abandoned) {
-          ReadArrays.giveBack(reusable);
-        }
+      }
+      if (reusable != null && !abandoned) {
+        ReadArrays.giveBack(reusable);
       }
     }
 

@@ -39,8 +39,9 @@ class FramesInSocketTest {
   void whatTheSocketHeldWhenTheConnectionEndedIsLetGoOfWithoutItsArrayBeingReused() {
     byte[] array = ReadArrays.take(30_014);
     Frame inRead = WsFrames.frame(WsFrames.BINARY, array, 14, 30_000);
-    inRead.reuseWhenReleased(array);
+    inRead.inReadArray(array);
     inRead.share(budget, 1);
+    inRead.release(); // the stage that read it is done with the read
     inSocket.handed(inRead);
     long pooled = ReadArrays.pooledBytes();
     inSocket.abandonAll();

@@ -1,13 +1,19 @@
 package io.relay.ws;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.ws.WsFrames.Frame;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import org.apache.pekko.util.ByteString;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
@@ -112,20 +118,22 @@ class ReadArraysTest {
     /** The array a 30,000-byte message was read into. */
     private final byte[] array = ReadArrays.take(30_014);
 
-    /** The message's frame in {@link #array}, offered to {@code holders} readers. */
-    private Frame sharedWith(int holders) {
+    /** The message's frame in {@link #array}, held by the stage reading it and offered to {@code readers}. */
+    private Frame sharedWith(int readers) {
       Frame frame = WsFrames.frame(WsFrames.BINARY, array, 14, 30_000);
-      frame.reuseWhenReleased(array);
-      frame.share(budget, holders);
+      frame.inReadArray(array);
+      frame.share(budget, readers);
       return frame;
     }
 
     @Test
-    void theArrayGoesBackWhenTheLastHolderReleasesTheFrame() {
+    void theArrayGoesBackOnceEveryReaderAndTheReadingStageHaveLetGo() {
       Frame frame = sharedWith(2);
       long pooled = ReadArrays.pooledBytes();
       frame.release();
-      assertEquals(pooled, ReadArrays.pooledBytes(), "one reader still holds it");
+      frame.release();
+      assertEquals(pooled, ReadArrays.pooledBytes(), "the stage still reads the rest of the read in it");
+      assertEquals(30_000, budget.used());
       frame.release();
       assertEquals(pooled + array.length, ReadArrays.pooledBytes());
       assertSame(array, ReadArrays.take(30_014));
@@ -133,8 +141,20 @@ class ReadArraysTest {
     }
 
     @Test
+    void aStageDoneWithItsReadBeforeTheReadersLeavesTheArrayToTheLastReader() {
+      Frame frame = sharedWith(1);
+      long pooled = ReadArrays.pooledBytes();
+      frame.release();
+      assertEquals(pooled, ReadArrays.pooledBytes(), "the reader still holds it");
+      frame.release();
+      assertSame(array, ReadArrays.take(30_014));
+    }
+
+    @Test
     void whatIsLeftOfAPartlyWrittenFrameGivesTheWholeArrayBack() {
-      sharedWith(1).rest(1000).release();
+      Frame frame = sharedWith(1);
+      frame.release();
+      frame.rest(1000).release();
       assertSame(array, ReadArrays.take(30_014));
     }
 
@@ -144,16 +164,97 @@ class ReadArraysTest {
       long pooled = ReadArrays.pooledBytes();
       frame.rest(10).abandon();
       frame.release();
+      frame.release();
       assertEquals(pooled, ReadArrays.pooledBytes(), "a socket may still be writing its bytes");
       assertEquals(0, budget.used(), "the budget gets its bytes back all the same");
     }
 
     @Test
-    void aFrameOfferedToNobodyKeepsItsArray() {
+    void aFrameOfferedToNobodyGivesItsArrayBackWhenTheStageIsDoneWithTheRead() {
       Frame frame = sharedWith(0);
-      long pooled = ReadArrays.pooledBytes();
       frame.release();
-      assertEquals(pooled, ReadArrays.pooledBytes());
+      assertSame(array, ReadArrays.take(30_014));
+      assertEquals(0, budget.used());
+    }
+  }
+
+  /** The checks every test runs with ({@link BufferChecks#ON}), each fault made on purpose. */
+  @Nested
+  class Checks {
+    private final MemoryBudget budget = new MemoryBudget(1 << 30, (holder, held) -> {});
+
+    @BeforeEach
+    void checksAreOn() {
+      assertTrue(BufferChecks.ON, "tests run with -D" + BufferChecks.PROPERTY + "=true");
+    }
+
+    @AfterEach
+    void forgetTheFaultsMadeOnPurpose() {
+      BufferChecks.clear();
+    }
+
+    @Test
+    void anArrayGivenBackIsPoisoned() {
+      byte[] array = ReadArrays.take(20_000);
+      Arrays.fill(array, (byte) 7);
+      ReadArrays.giveBack(array);
+      for (byte b : array) {
+        assertEquals(BufferChecks.POISON, b);
+      }
+    }
+
+    @Test
+    void anArrayGivenBackTwiceIsAFault() {
+      byte[] array = ReadArrays.take(20_000);
+      ReadArrays.giveBack(array);
+      long faults = BufferChecks.count();
+      IllegalStateException fault = assertThrows(IllegalStateException.class, () -> ReadArrays.giveBack(array));
+      assertTrue(fault.getMessage().contains("twice"), fault.getMessage());
+      assertEquals(faults + 1, BufferChecks.count());
+      assertEquals(1, BufferChecks.faults().size());
+    }
+
+    @Test
+    void anArrayWrittenAfterItWasGivenBackIsAFaultWhenTakenAgain() {
+      byte[] array = ReadArrays.take(24 * 1024);
+      ReadArrays.giveBack(array);
+      array[5000] = 1; // a late write by whoever gave it back
+      IllegalStateException fault = assertThrows(IllegalStateException.class, () -> ReadArrays.take(24 * 1024));
+      assertTrue(fault.getMessage().contains("byte 5000"), fault.getMessage());
+    }
+
+    @Test
+    void aFrameLetGoOfOnceMoreThanHeldIsAFaultNamingTheHolderBefore() {
+      Frame frame = WsFrames.frame(WsFrames.BINARY, ByteString.fromArray(new byte[100]));
+      frame.share(budget, 2);
+      frame.release();
+      frame.release();
+      IllegalStateException fault = assertThrows(IllegalStateException.class, frame::release);
+      assertTrue(fault.getMessage().contains("more often than it was held"), fault.getMessage());
+      assertNotNull(fault.getCause(), "the previous holder's release is the cause");
+      assertTrue(
+          Arrays.stream(fault.getCause().getStackTrace()).anyMatch(e -> e.getMethodName().contains("LetGoOfOnceMore")),
+          "the cause's stack is that release's");
+      assertEquals(0, budget.used(), "the budget was given the payload back once");
+    }
+
+    @Test
+    void aFramesBytesAskedForAfterItsLastHolderLetGoAreAFault() {
+      Frame frame = WsFrames.frame(WsFrames.BINARY, ByteString.fromArray(new byte[100]));
+      frame.share(budget, 1);
+      frame.wire();
+      frame.release();
+      assertThrows(IllegalStateException.class, frame::wire);
+      assertThrows(IllegalStateException.class, () -> frame.rest(10).wire());
+    }
+
+    @Test
+    void controlFramesAreNotCounted() {
+      Frame ping = WsFrames.frame(WsFrames.PING, ByteString.emptyByteString());
+      ping.release();
+      ping.release();
+      ping.wire();
+      assertTrue(BufferChecks.faults().isEmpty());
     }
   }
 }

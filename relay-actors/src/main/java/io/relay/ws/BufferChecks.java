@@ -1,0 +1,71 @@
+package io.relay.ws;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Faults in the accounting of shared bytes: a {@link WsFrames.Frame} let go of more often than it
+ * was held or written after its last holder let go, an array given back to {@link ReadArrays}
+ * twice or written after it was given back. Any of them can send one message's bytes to another
+ * session's reader, so each is counted ({@code relay_buffer_faults_total}) and logged at ERROR
+ * with the stack of the code that made it, whatever the mode.
+ *
+ * <p>With the system property {@value #PROPERTY} set to {@code true} (every test run sets it) the
+ * node also checks what costs time: each array given back is filled with {@link #POISON}, so a
+ * socket that still sends it sends poison that a reader's content check sees; each array taken
+ * again is checked to be all poison still; each frame remembers where its last holder let go, so
+ * the fault names both holders; and every fault is kept ({@link #faults}) and thrown at once as an
+ * {@link IllegalStateException} in the thread that made it.
+ */
+public final class BufferChecks {
+  /** The system property that turns the costly checks on. */
+  public static final String PROPERTY = "relay.buffer-checks";
+  /** Whether the costly checks are on (read once, at start). */
+  public static final boolean ON = Boolean.getBoolean(PROPERTY);
+  /** What every byte of an array given back is set to while the checks are on. */
+  public static final byte POISON = (byte) 0xDB;
+
+  private static final Logger LOG = LoggerFactory.getLogger(BufferChecks.class);
+  private static final LongAdder COUNT = new LongAdder();
+  private static final List<IllegalStateException> FAULTS = new ArrayList<>();
+
+  private BufferChecks() {}
+
+  /**
+   * Reports a fault found here, {@code earlier} being where the other party to it acted (the
+   * previous release), if known: logged and counted; with the checks on, kept and thrown.
+   */
+  static void fault(String what, Throwable earlier) {
+    IllegalStateException fault = new IllegalStateException(what, earlier);
+    COUNT.increment();
+    LOG.error("buffer accounting fault: {}", what, fault);
+    if (ON) {
+      synchronized (FAULTS) {
+        FAULTS.add(fault);
+      }
+      throw fault;
+    }
+  }
+
+  /** Faults found since the JVM started. */
+  public static long count() {
+    return COUNT.sum();
+  }
+
+  /** The faults found since the JVM started, or since {@link #clear}, while the checks were on. */
+  public static List<IllegalStateException> faults() {
+    synchronized (FAULTS) {
+      return List.copyOf(FAULTS);
+    }
+  }
+
+  /** Forgets the faults kept (a test that makes one on purpose). */
+  public static void clear() {
+    synchronized (FAULTS) {
+      FAULTS.clear();
+    }
+  }
+}
