@@ -2,6 +2,7 @@ package io.relay.node;
 
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
+import io.relay.ws.BufferChecks;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -51,6 +52,9 @@ final class JarNode implements AutoCloseable {
     List<String> java = new ArrayList<>();
     java.add(ProcessHandle.current().info().command().orElse("java"));
     java.addAll(jvmOptions);
+    if (BufferChecks.ON) {
+      java.add("-D" + BufferChecks.PROPERTY + "=true"); // the node checks as the tests do
+    }
     java.addAll(List.of("-jar", JAR.toString()));
     List<String> command = new ArrayList<>();
     if (descriptorLimit > 0) {

@@ -9,7 +9,8 @@ import java.util.Set;
 
 /**
  * Checks the delivery promise: every frame a writer sent reaches every reader of its topic exactly
- * once and in order, except frames sent inside a reconnect window.
+ * once, intact and in order, except frames sent inside a reconnect window, and a reader receives
+ * nothing else (no message of another topic, no bytes that are not a writer's message).
  *
  * <p>A topic's reconnect windows are, for every participant of the topic, the time from one of
  * its connections closing to its next connection opening, each opened {@code allowance} earlier
@@ -35,6 +36,7 @@ public final class Delivery {
       long framesSent,
       long framesOwed,
       long framesLostOutsideWindow,
+      long foreign,
       long duplicates,
       long outOfOrder,
       List<Long> windowsMillis,
@@ -56,6 +58,7 @@ public final class Delivery {
     long sentTotal = 0;
     long owed = 0;
     long lost = 0;
+    long foreign = 0;
     long duplicates = 0;
     long outOfOrder = 0;
     List<Long> windowsMillis = new ArrayList<>();
@@ -86,6 +89,10 @@ public final class Delivery {
       List<long[]> sent = topic.sent();
       sentTotal += sent.size();
       for (Participant reader : topic.readers) {
+        for (String message : reader.foreign()) {
+          foreign++;
+          problems.add(reader.name + " of topic " + topic.name + " received a message not of its topic: " + message);
+        }
         Set<Long> got = new HashSet<>();
         long last = -1;
         for (Participant.Received r : reader.received()) {
@@ -116,7 +123,7 @@ public final class Delivery {
         }
       }
     }
-    return new Summary(sentTotal, owed, lost, duplicates, outOfOrder, windowsMillis, leftDisconnected, problems);
+    return new Summary(sentTotal, owed, lost, foreign, duplicates, outOfOrder, windowsMillis, leftDisconnected, problems);
   }
 
   /** When {@code closed}, a connection of {@code owner}, stopped reaching the rest of its topic. */

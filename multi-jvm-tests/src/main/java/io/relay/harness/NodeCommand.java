@@ -1,5 +1,6 @@
 package io.relay.harness;
 
+import io.relay.ws.BufferChecks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
@@ -49,6 +50,9 @@ public final class NodeCommand {
     List<String> command = new ArrayList<>();
     command.add(ProcessHandle.current().info().command().orElse("java"));
     command.addAll(OPTIONS);
+    if (BufferChecks.ON) {
+      command.add("-D" + BufferChecks.PROPERTY + "=true"); // the tests' nodes check as the tests do
+    }
     return command;
   }
 

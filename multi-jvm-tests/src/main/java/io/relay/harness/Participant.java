@@ -11,7 +11,9 @@ import java.util.List;
 
 /**
  * A reconnecting client that records what a user would notice: when it was connected, how each
- * connection ended, and the sequence numbers it received. It reconnects as practable's clients
+ * connection ended, and the sequence numbers it received. Each message names its topic ({@link
+ * #send}); one that does not name this participant's topic, or is not a message of the harness's
+ * form at all (another session's bytes, or bytes overwritten on the way), is kept apart as foreign. It reconnects as practable's clients
  * do ({@link ReconnectPolicy}: backoff from 100 ms up to 2 s), on a shared {@link SelectorLoop}.
  */
 public final class Participant implements ReconnectingClient.Listener, AutoCloseable {
@@ -31,6 +33,9 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
   private final List<Connection> connections = new ArrayList<>();
   private final List<Received> received = new ArrayList<>();
   private final List<Integer> refusals = new ArrayList<>();
+  /** What the messages of this participant's topic start with. */
+  private final String prefix;
+  private final List<String> foreign = new ArrayList<>();
 
   /**
    * @param relayBase where to connect instead of the URI's own host and port (a client behind
@@ -39,6 +44,7 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
   Participant(String name, SelectorLoop loop, String accessUrl, URI relayBase, String topic, String token) {
     this.name = name;
     this.loop = loop;
+    this.prefix = topic + " ";
     this.client =
         new LoopClient(
             loop, URI.create(accessUrl), topic, token, relayBase, new ReconnectPolicy(Duration.ofMillis(100), Duration.ofSeconds(2)), this);
@@ -54,9 +60,12 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
     return this;
   }
 
-  /** Sends {@code seq} as a text message if connected; call on {@link #loop()}'s thread. */
+  /**
+   * Sends {@code seq} as a text message naming the topic ({@code "<topic> <seq>"}) if connected;
+   * call on {@link #loop()}'s thread.
+   */
   public boolean send(long seq) {
-    return client.sendText(Long.toString(seq));
+    return client.sendText(prefix + seq);
   }
 
   public synchronized boolean isConnected() {
@@ -75,10 +84,28 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
   @Override
   public void onMessage(boolean text, byte[] data) {
     long now = System.nanoTime();
-    long seq = Long.parseLong(new String(data, StandardCharsets.US_ASCII));
+    String message = new String(data, StandardCharsets.ISO_8859_1);
+    long seq = seqOf(message);
     synchronized (this) {
-      received.add(new Received(seq, now));
+      if (seq < 0) {
+        foreign.add(data.length + " bytes: " + message.substring(0, Math.min(48, message.length())).replaceAll("[^ -~]", "?"));
+      } else {
+        received.add(new Received(seq, now));
+      }
     }
+  }
+
+  /** The sequence number of a message of this participant's topic, or -1 for any other bytes. */
+  private long seqOf(String message) {
+    if (!message.startsWith(prefix) || message.length() == prefix.length() || message.length() > prefix.length() + 18) {
+      return -1;
+    }
+    for (int i = prefix.length(); i < message.length(); i++) {
+      if (message.charAt(i) < '0' || message.charAt(i) > '9') {
+        return -1;
+      }
+    }
+    return Long.parseLong(message.substring(prefix.length()));
   }
 
   @Override
@@ -105,6 +132,11 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
   /** How many messages it has received, over all its connections. */
   public synchronized int receivedCount() {
     return received.size();
+  }
+
+  /** The messages received that were not of this participant's topic, each described. */
+  public synchronized List<String> foreign() {
+    return List.copyOf(foreign);
   }
 
   public synchronized List<Integer> refusals() {

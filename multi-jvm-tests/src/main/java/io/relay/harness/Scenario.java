@@ -66,6 +66,7 @@ public final class Scenario {
     this.delivery = summary;
     extra.put("frames_sent", summary.framesSent());
     extra.put("frames_owed", summary.framesOwed());
+    extra.put("foreign", summary.foreign());
     extra.put("duplicates", summary.duplicates());
     extra.put("out_of_order", summary.outOfOrder());
     extra.put("reconnects", summary.windowsMillis().size());

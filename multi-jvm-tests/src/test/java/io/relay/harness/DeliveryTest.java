@@ -27,6 +27,19 @@ class DeliveryTest {
   }
 
   @Test
+  void aMessageOfAnotherTopicOrNotAWritersIsForeignAndNotCountedAsReceived() {
+    everyoneConnected();
+    send(0, reader, late);
+    reader.onMessage(true, "u 1".getBytes(StandardCharsets.UTF_8)); // another topic's
+    late.onMessage(false, new byte[] {(byte) 0xDB, (byte) 0xDB, 't', ' ', '1'}); // overwritten bytes
+    reader.onMessage(true, "t 1x".getBytes(StandardCharsets.UTF_8));
+    Delivery.Summary summary = analyse();
+    assertEquals(3, summary.foreign(), "foreign: " + summary.problems());
+    assertEquals(0, summary.framesLostOutsideWindow());
+    assertEquals(1, reader.received().size(), "only the topic's own message counts as received");
+  }
+
+  @Test
   void aFrameSentOnTheOldNodeAfterTheClaimIsNotOwedToTheNewNodesReaders() {
     topic.readers.add(reader);
     writer.onOpen(1);
@@ -119,7 +132,7 @@ class DeliveryTest {
   private void send(long seq, Participant... receivers) {
     topic.recordSent(seq, System.nanoTime());
     for (Participant r : receivers) {
-      r.onMessage(true, Long.toString(seq).getBytes(StandardCharsets.UTF_8));
+      r.onMessage(true, ("t " + seq).getBytes(StandardCharsets.UTF_8));
     }
   }
 

@@ -14,6 +14,7 @@ final class ScenarioAssertions {
   static void deliveredAsPromised(Delivery.Summary d) {
     assertTrue(d.framesOwed() > 0, "the scenario carried traffic");
     assertEquals(0, d.framesLostOutsideWindow(), "frames lost outside reconnect windows: " + d.problems());
+    assertEquals(0, d.foreign(), "messages of another topic, or not a writer's: " + d.problems());
     assertEquals(0, d.duplicates(), "duplicates: " + d.problems());
     assertEquals(0, d.outOfOrder(), "out of order: " + d.problems());
     assertTrue(d.leftDisconnected().isEmpty(), "left disconnected: " + d.leftDisconnected());
