@@ -236,6 +236,30 @@ class OutboundQueueTest {
       assertEquals(1, wakeups.get(), "woken once the write ended, for the queued frame");
     }
 
+    @Test
+    void aConnectionThatEndsDuringAWriteLeavesTheFrameToTheWriterWhichLetsGoOfItOnce() throws Exception {
+      CountDownLatch inSink = new CountDownLatch(1);
+      queue.attach(
+          wakeups::incrementAndGet,
+          offered -> {
+            inSink.countDown();
+            await(finish, "the test to let the write finish");
+            return 10; // the socket took a part: had the connection lived, the rest would be queued
+          });
+      assertNull(queue.poll());
+      Frame frame = shared(100);
+      Thread writer = new Thread(() -> queue.offer(frame), "writer");
+      writer.start();
+      await(inSink, "the writer to start writing");
+      queue.dispose(); // the connection ends (an abrupt close) while the writer writes its socket
+      assertEquals(100, budget.used(), "the writer still holds the frame");
+      finish.countDown();
+      writer.join(10_000);
+      assertFalse(writer.isAlive(), "the writer did not finish");
+      assertEquals(0, budget.used(), "the writer let go of it, once (a second release is a fault)");
+      assertEquals(0, queue.queuedBytes(), "no rest is kept for a connection that ended");
+    }
+
     /**
      * Makes the drain side idle and starts a writer offering {@code frame}, whose write (taking
      * the whole frame) goes on only once {@link #finish} is counted down; returns once it writes.

@@ -49,7 +49,11 @@ interface Endpoints {
 
     @Override
     public CompletableFuture<URI> uri(String topic, Role role, int index) {
-      String token = tokens.computeIfAbsent(topic + " " + role, k -> token(topic, role));
+      return uri(topic, tokens.computeIfAbsent(topic + " " + role, k -> token(topic, role)));
+    }
+
+    /** A one-time relay URI for {@code topic}, asked for with {@code token}. */
+    CompletableFuture<URI> uri(String topic, String token) {
       HttpRequest request =
           HttpRequest.newBuilder(access.resolve("/session/" + topic))
               .timeout(Duration.ofSeconds(30))
@@ -78,6 +82,11 @@ interface Endpoints {
      * since the epoch) and valid for two hours from then: the same text for the same arguments.
      */
     String token(String topic, Role role, long issuedAt) {
+      return token(topic, role, "bench", issuedAt);
+    }
+
+    /** As {@link #token(String, Role, long)}, for booking {@code bookingId}. */
+    String token(String topic, Role role, String bookingId, long issuedAt) {
       List<String> scopes =
           switch (role) {
             case WRITER -> List.of("write");
@@ -93,8 +102,29 @@ interface Endpoints {
           .withClaim("prefix", "session")
           .withClaim("topic", topic)
           .withClaim("scopes", scopes)
-          .withClaim("booking_id", "bench")
+          .withClaim("booking_id", bookingId)
           .sign(key);
+    }
+
+    /**
+     * Denies ({@code deny} true) or allows booking {@code bookingId} until {@code until} through
+     * the access API with an admin token: the status it answered.
+     */
+    CompletableFuture<Integer> denyOrAllow(boolean deny, String bookingId, Instant until) {
+      Instant now = Instant.now();
+      String admin =
+          JWT.create()
+              .withAudience(audience)
+              .withIssuedAt(now)
+              .withNotBefore(now)
+              .withExpiresAt(now.plus(Duration.ofMinutes(5)))
+              .withClaim("prefix", "session")
+              .withClaim("scopes", List.of("relay:admin"))
+              .sign(key);
+      URI uri = access.resolve("/bids/" + (deny ? "deny" : "allow") + "?bid=" + bookingId + "&exp=" + until.getEpochSecond());
+      HttpRequest request =
+          HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).header("Authorization", admin).POST(HttpRequest.BodyPublishers.noBody()).build();
+      return http.sendAsync(request, HttpResponse.BodyHandlers.discarding()).thenApply(HttpResponse::statusCode);
     }
   }
 

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relay.node.LoopbackPorts;
 import io.relay.testing.Await;
 import io.relay.testing.TestCertificate;
+import io.relay.ws.BufferChecks;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -40,7 +41,9 @@ final class SmokeNode implements AutoCloseable {
     int relayPort = LoopbackPorts.free();
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     ProcessBuilder pb =
-        new ProcessBuilder(java, "-Xms256m", "-Xmx256m", "-cp", System.getProperty("java.class.path"), "io.relay.node.RelayCli", "serve")
+        new ProcessBuilder(
+                java, "-Xms256m", "-Xmx256m", "-D" + BufferChecks.PROPERTY + "=" + BufferChecks.ON,
+                "-cp", System.getProperty("java.class.path"), "io.relay.node.RelayCli", "serve")
             .redirectErrorStream(true)
             .redirectOutput(dir.resolve("node.log").toFile());
     Map<String, String> env = pb.environment();
@@ -84,6 +87,22 @@ final class SmokeNode implements AutoCloseable {
     assertEquals(0, status, "the generator's exit status");
     List<String> lines = Files.readAllLines(json);
     return new ObjectMapper().readTree(lines.get(lines.size() - 1));
+  }
+
+  /** Runs the churn against this node for {@code seconds}; returns its JSON result and exit status. */
+  JsonNode churn(double seconds, String... more) throws IOException {
+    Path json = dir.resolve("churn.jsonl");
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--access", "http://127.0.0.1:" + accessPort, "--secret", SECRET, "--audience", "http://127.0.0.1:" + accessPort,
+                "--metrics", metricsUrl(), "--seconds", Double.toString(seconds), "--json", json.toString()));
+    args.addAll(List.of(more));
+    int status = new CommandLine(new Churn()).execute(args.toArray(String[]::new));
+    List<String> lines = Files.readAllLines(json);
+    JsonNode result = new ObjectMapper().readTree(lines.get(lines.size() - 1));
+    assertEquals(0, status, "the churn's exit status (1: a frame foreign, corrupt, missing or out of order, or a node fault): " + result);
+    return result;
   }
 
   /** The node's Prometheus metrics, on its management port. */

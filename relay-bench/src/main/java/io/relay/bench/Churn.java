@@ -1,0 +1,523 @@
+package io.relay.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code java -cp relay-bench.jar io.relay.bench.Churn}: a churn of short-lived readers against
+ * one relay node, checking every byte each reader receives. Each topic has one writer sending
+ * binary frames of random size at a steady rate; each frame carries its sequence number, its
+ * topic's id and its length in its first 12 bytes and a pattern drawn from those after them, so a
+ * reader can tell its topic's intact frame from another topic's ({@code foreign}) and from bytes
+ * that are no writer's frame ({@code corrupt}: overwritten on the way). Readers live a random
+ * while and then close, most by destroying the TCP connection with no close frame, the rest with
+ * a close frame, and reconnect at once with a new code; some stop reading for a while first (slow
+ * readers, whose queued frames the node may drop); every so often one topic's booking is denied
+ * and, a little later, allowed again. Within each connection of a reader that kept reading, the
+ * sequence numbers must follow one another ({@code gaps}, {@code reordered}).
+ *
+ * <p>Prints one JSON object and appends it to {@code --json}; exits with 1 when any frame was
+ * foreign, corrupt, missing or out of order, or the node counted a buffer accounting fault
+ * ({@code --metrics}). Loopback only; it starts no process.
+ */
+@Command(
+    name = "relay-churn",
+    mixinStandardHelpOptions = true,
+    description = "Churn of short-lived readers against one relay node; every frame received is checked byte for byte.")
+public final class Churn implements Callable<Integer> {
+  private static final int HEAD = 12;
+  private static final Pattern FAULTS = Pattern.compile("(?m)^relay_buffer_faults_total\\s+([0-9.eE+]+)");
+
+  @Option(names = "--access", defaultValue = "http://127.0.0.1:3000", description = "The node's access API (default: ${DEFAULT-VALUE}).")
+  URI access;
+
+  @Option(names = "--secret", defaultValue = "${env:RELAY_SECRET}", description = "HS256 key of the node (default: RELAY_SECRET, else the development key).")
+  String secret;
+
+  @Option(names = "--audience", defaultValue = "${env:RELAY_AUDIENCE:-http://127.0.0.1:3000}", description = "aud claim (default: RELAY_AUDIENCE or ${DEFAULT-VALUE}).")
+  String audience;
+
+  @Option(names = "--metrics", description = "The node's Prometheus endpoint, for relay_buffer_faults_total (e.g. http://127.0.0.1:8558/metrics).")
+  URI metrics;
+
+  @Option(names = "--seconds", defaultValue = "60", description = "How long the churn runs (default: ${DEFAULT-VALUE}).")
+  double seconds;
+
+  @Option(names = "--topics", defaultValue = "40", description = "Topics, each with one writer (default: ${DEFAULT-VALUE}).")
+  int topics;
+
+  @Option(names = "--readers", defaultValue = "4", description = "Readers per topic, each reconnecting as soon as it closed (default: ${DEFAULT-VALUE}).")
+  int readers;
+
+  @Option(names = "--rate", defaultValue = "100", description = "Frames per second each writer sends (default: ${DEFAULT-VALUE}).")
+  double rate;
+
+  @Option(names = "--min-bytes", defaultValue = "1024", description = "Smallest frame (default: ${DEFAULT-VALUE}).")
+  int minBytes;
+
+  @Option(names = "--max-bytes", defaultValue = "16384", description = "Largest frame (default: ${DEFAULT-VALUE}).")
+  int maxBytes;
+
+  @Option(names = "--min-life-ms", defaultValue = "200", description = "Shortest life of a reader's connection (default: ${DEFAULT-VALUE}).")
+  int minLifeMs;
+
+  @Option(names = "--max-life-ms", defaultValue = "2000", description = "Longest life of a reader's connection (default: ${DEFAULT-VALUE}).")
+  int maxLifeMs;
+
+  @Option(names = "--abrupt", defaultValue = "0.6", description = "Share of reader connections that end by destroying the socket (default: ${DEFAULT-VALUE}).")
+  double abrupt;
+
+  @Option(names = "--slow", defaultValue = "0.2", description = "Share of reader connections that stop reading before they end (default: ${DEFAULT-VALUE}).")
+  double slow;
+
+  @Option(names = "--slow-ms", defaultValue = "1000", description = "How long a slow reader stops reading before it ends (default: ${DEFAULT-VALUE}).")
+  int slowMs;
+
+  @Option(names = "--deny-every", defaultValue = "20", description = "Seconds between denies of a random topic's booking; 0 for none (default: ${DEFAULT-VALUE}).")
+  double denyEvery;
+
+  @Option(names = "--deny-for", defaultValue = "2", description = "Seconds until a denied booking is allowed again (default: ${DEFAULT-VALUE}).")
+  double denyFor;
+
+  @Option(names = "--json", description = "Append the result as one JSON line to this file.")
+  Path json;
+
+  private final LongAdder sent = new LongAdder();
+  private final LongAdder received = new LongAdder();
+  private final LongAdder receivedBytes = new LongAdder();
+  private final LongAdder foreign = new LongAdder();
+  private final LongAdder corrupt = new LongAdder();
+  private final LongAdder gaps = new LongAdder();
+  private final LongAdder reordered = new LongAdder();
+  private final LongAdder slowDropped = new LongAdder();
+  private final LongAdder readerConnections = new LongAdder();
+  private final LongAdder abruptCloses = new LongAdder();
+  private final LongAdder refusals = new LongAdder();
+  private final LongAdder denies = new LongAdder();
+  private final LongAdder deniedCloses = new LongAdder();
+  private final ConcurrentLinkedQueue<String> samples = new ConcurrentLinkedQueue<>();
+  private final List<WebSocket> open = new ArrayList<>();
+  private volatile boolean stopping;
+  private Endpoints.Relay relay;
+  private HttpClient client;
+  private ScheduledExecutorService timers;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new Churn()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    if (minBytes < HEAD || maxBytes < minBytes) {
+      throw new IllegalArgumentException("frames are at least " + HEAD + " bytes, and --max-bytes at least --min-bytes");
+    }
+    relay = new Endpoints.Relay(access, secret == null || secret.isEmpty() ? BenchCommand.DEV_SECRET : secret, audience, null);
+    client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+    timers = Executors.newScheduledThreadPool(2);
+    String run = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
+    List<Topic> all = new ArrayList<>();
+    for (int t = 0; t < topics; t++) {
+      Topic topic = new Topic(t, "churn-" + run + "-" + t);
+      all.add(topic);
+      topic.writer.connect();
+      for (int r = 0; r < readers; r++) {
+        new Reader(topic).connect();
+      }
+    }
+    long tickMicros = 10_000;
+    timers.scheduleAtFixedRate(() -> all.forEach(t -> t.writer.tick(rate * tickMicros / 1e6)), tickMicros, tickMicros, TimeUnit.MICROSECONDS);
+    if (denyEvery > 0) {
+      long every = (long) (denyEvery * 1000);
+      timers.scheduleAtFixedRate(() -> deny(all.get(ThreadLocalRandom.current().nextInt(all.size()))), every, every, TimeUnit.MILLISECONDS);
+    }
+    Thread.sleep((long) (seconds * 1000)); // the run's length, not a wait for a condition
+    stopping = true;
+    timers.shutdownNow();
+    synchronized (open) {
+      open.forEach(WebSocket::abort);
+    }
+    Map<String, Object> result = result();
+    ObjectMapper mapper = new ObjectMapper();
+    System.out.println(mapper.copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(result));
+    if (json != null) {
+      Files.writeString(json, mapper.writeValueAsString(result) + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+    boolean clean =
+        foreign.sum() + corrupt.sum() + gaps.sum() + reordered.sum() == 0 && ((Number) result.get("nodeBufferFaults")).doubleValue() <= 0;
+    return clean ? 0 : 1;
+  }
+
+  private Map<String, Object> result() throws Exception {
+    Map<String, Object> r = new LinkedHashMap<>();
+    r.put("workload", "churn");
+    r.put("cores", Runtime.getRuntime().availableProcessors());
+    r.put("seconds", seconds);
+    r.put("topics", topics);
+    r.put("readersPerTopic", readers);
+    r.put("ratePerTopic", rate);
+    r.put("framesSent", sent.sum());
+    r.put("framesReceived", received.sum());
+    r.put("bytesReceived", receivedBytes.sum());
+    r.put("foreign", foreign.sum());
+    r.put("corrupt", corrupt.sum());
+    r.put("gaps", gaps.sum());
+    r.put("reordered", reordered.sum());
+    r.put("slowReadersDropped", slowDropped.sum());
+    r.put("readerConnections", readerConnections.sum());
+    r.put("abruptCloses", abruptCloses.sum());
+    r.put("denies", denies.sum());
+    r.put("closedByDeny", deniedCloses.sum());
+    r.put("refusedCodes", refusals.sum());
+    r.put("nodeBufferFaults", nodeFaults());
+    r.put("samples", List.copyOf(samples));
+    return r;
+  }
+
+  /** The node's relay_buffer_faults_total, or -1 without {@code --metrics}. */
+  private double nodeFaults() throws Exception {
+    if (metrics == null) {
+      return -1;
+    }
+    String body = client.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    Matcher m = FAULTS.matcher(body);
+    if (!m.find()) {
+      throw new IllegalStateException("the node's metrics have no relay_buffer_faults_total");
+    }
+    return Double.parseDouble(m.group(1));
+  }
+
+  private void deny(Topic topic) {
+    Instant until = Instant.now().plusSeconds(3600);
+    relay.denyOrAllow(true, topic.booking, until)
+        .thenAccept(status -> {
+          if (status == 204) {
+            denies.increment();
+            topic.denied = true;
+            timers.schedule(() -> relay.denyOrAllow(false, topic.booking, until).thenAccept(s -> topic.denied = false), (long) (denyFor * 1000), TimeUnit.MILLISECONDS);
+          } else {
+            sample("a deny was answered " + status);
+          }
+        });
+  }
+
+  private void sample(String what) {
+    if (samples.size() < 20) {
+      samples.add(what);
+    }
+  }
+
+  private void opened(WebSocket socket) {
+    synchronized (open) {
+      open.add(socket);
+    }
+  }
+
+  private void closed(WebSocket socket) {
+    synchronized (open) {
+      open.remove(socket);
+    }
+  }
+
+  /** Connects with a fresh code, or tries again a little later (a denied booking's codes are refused). */
+  private CompletableFuture<WebSocket> connect(Topic topic, String token, WebSocket.Listener listener, Runnable retry) {
+    return relay.uri(topic.name, token)
+        .thenCompose(uri -> client.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10)).buildAsync(uri, listener))
+        .whenComplete((socket, e) -> {
+          if (e != null) {
+            refusals.increment();
+            if (!stopping) {
+              timers.schedule(retry, 100, TimeUnit.MILLISECONDS);
+            }
+          } else {
+            opened(socket);
+          }
+        });
+  }
+
+  /** The first {@code size} bytes of frame {@code seq} of topic {@code topicId}. */
+  static ByteBuffer frame(int topicId, int seq, int size) {
+    ByteBuffer frame = ByteBuffer.allocate(size);
+    frame.putInt(seq).putInt(topicId).putInt(size);
+    long state = seed(topicId, seq);
+    while (frame.hasRemaining()) {
+      state = next(state);
+      for (int i = 0; i < 8 && frame.hasRemaining(); i++) {
+        frame.put((byte) (state >>> (8 * i)));
+      }
+    }
+    return frame.flip();
+  }
+
+  /** Whether {@code bytes} is frame {@code seq} of topic {@code topicId}, whole and unchanged. */
+  static boolean intact(byte[] bytes, int length, int topicId, int seq) {
+    ByteBuffer head = ByteBuffer.wrap(bytes, 0, length);
+    if (length < HEAD || head.getInt(0) != seq || head.getInt(4) != topicId || head.getInt(8) != length) {
+      return false;
+    }
+    long state = seed(topicId, seq);
+    int at = HEAD;
+    while (at < length) {
+      state = next(state);
+      for (int i = 0; i < 8 && at < length; i++, at++) {
+        if (bytes[at] != (byte) (state >>> (8 * i))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  private static long seed(int topicId, int seq) {
+    return (topicId * 0x9E3779B97F4A7C15L) ^ (seq * 0xC2B2AE3D27D4EB4FL) ^ 0x2545F4914F6CDD1DL;
+  }
+
+  private static long next(long x) {
+    x ^= x << 13;
+    x ^= x >>> 7;
+    x ^= x << 17;
+    return x;
+  }
+
+  /** One topic: its id, name, booking and writer. */
+  private final class Topic {
+    final int id;
+    final String name;
+    final String booking;
+    final Writer writer;
+    final String readerToken;
+    volatile boolean denied;
+
+    Topic(int id, String name) {
+      this.id = id;
+      this.name = name;
+      this.booking = name;
+      long now = Instant.now().getEpochSecond();
+      this.readerToken = relay.token(name, Endpoints.Role.READER, booking, now);
+      this.writer = new Writer(this, relay.token(name, Endpoints.Role.WRITER, booking, now));
+    }
+  }
+
+  /** A topic's writer: sends at the rate while connected, one frame in flight at a time. */
+  private final class Writer implements WebSocket.Listener {
+    private final Topic topic;
+    private final String token;
+    private volatile WebSocket socket;
+    private CompletableFuture<WebSocket> inFlight = CompletableFuture.completedFuture(null);
+    private double credit;
+    private int seq;
+
+    Writer(Topic topic, String token) {
+      this.topic = topic;
+      this.token = token;
+    }
+
+    void connect() {
+      if (!stopping) {
+        Churn.this.connect(topic, token, this, this::connect).thenAccept(s -> socket = s);
+      }
+    }
+
+    /** Runs every tick on the timer thread: sends what the rate allows, while the last send is done. */
+    void tick(double frames) {
+      WebSocket ws = socket;
+      if (ws == null) {
+        return;
+      }
+      credit = Math.min(credit + frames, 10);
+      while (credit >= 1 && inFlight.isDone()) {
+        credit--;
+        int size = ThreadLocalRandom.current().nextInt(minBytes, maxBytes + 1);
+        inFlight = ws.sendBinary(frame(topic.id, seq++, size), true);
+        sent.increment();
+      }
+    }
+
+    @Override
+    public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+      ended(webSocket);
+      return null;
+    }
+
+    @Override
+    public void onError(WebSocket webSocket, Throwable error) {
+      ended(webSocket);
+    }
+
+    private void ended(WebSocket webSocket) {
+      closed(webSocket);
+      socket = null;
+      if (!stopping) {
+        timers.schedule(this::connect, 200, TimeUnit.MILLISECONDS);
+      }
+    }
+  }
+
+  /** A reader: one connection after another, each checked frame by frame. */
+  private final class Reader {
+    private final Topic topic;
+
+    Reader(Topic topic) {
+      this.topic = topic;
+    }
+
+    void connect() {
+      if (stopping) {
+        return;
+      }
+      ThreadLocalRandom random = ThreadLocalRandom.current();
+      boolean isSlow = random.nextDouble() < slow;
+      Life life = new Life(isSlow);
+      Churn.this.connect(topic, topic.readerToken, life, this::connect)
+          .thenAccept(socket -> {
+            readerConnections.increment();
+            long lifeMs = random.nextLong(minLifeMs, maxLifeMs + 1L);
+            if (isSlow) {
+              timers.schedule(() -> life.slowFrom = true, Math.max(0, lifeMs - slowMs), TimeUnit.MILLISECONDS);
+            }
+            timers.schedule(() -> life.end(socket), lifeMs, TimeUnit.MILLISECONDS);
+          });
+    }
+
+    /** One connection of the reader. */
+    private final class Life implements WebSocket.Listener {
+      private final boolean slowReader;
+      private volatile boolean slowFrom;
+      private volatile boolean over;
+      private byte[] message = new byte[maxBytes];
+      private int length;
+      private int lastSeq = -1;
+
+      Life(boolean slowReader) {
+        this.slowReader = slowReader;
+      }
+
+      /** Ends the connection as the reader chose, and starts the next one at once. */
+      void end(WebSocket socket) {
+        if (over) {
+          return;
+        }
+        over = true;
+        if (ThreadLocalRandom.current().nextDouble() < abrupt) {
+          abruptCloses.increment();
+          socket.abort();
+        } else {
+          socket.sendClose(WebSocket.NORMAL_CLOSURE, "");
+        }
+        closed(socket);
+        connect();
+      }
+
+      @Override
+      public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
+        int n = data.remaining();
+        if (length + n > message.length) {
+          message = java.util.Arrays.copyOf(message, Math.max(length + n, 2 * message.length));
+        }
+        data.get(message, length, n);
+        length += n;
+        if (last) {
+          check();
+          length = 0;
+        }
+        if (!slowFrom) {
+          webSocket.request(1);
+        }
+        return null;
+      }
+
+      @Override
+      public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+        corrupt.increment();
+        sample("topic " + topic.id + ": a text message");
+        webSocket.request(1);
+        return null;
+      }
+
+      private void check() {
+        received.increment();
+        receivedBytes.add(length);
+        ByteBuffer head = ByteBuffer.wrap(message, 0, length);
+        int seq = length >= HEAD ? head.getInt(0) : -1;
+        int from = length >= HEAD ? head.getInt(4) : -1;
+        if (from == topic.id && intact(message, length, topic.id, seq)) {
+          if (lastSeq >= 0 && seq <= lastSeq) {
+            reordered.increment();
+            sample("topic " + topic.id + ": frame " + seq + " after " + lastSeq);
+          } else if (lastSeq >= 0 && seq > lastSeq + 1) {
+            if (slowReader) {
+              slowDropped.add(seq - lastSeq - 1L);
+            } else {
+              gaps.add(seq - lastSeq - 1L);
+              sample("topic " + topic.id + ": frames " + (lastSeq + 1) + " to " + (seq - 1) + " missing");
+            }
+          }
+          lastSeq = seq;
+        } else if (from >= 0 && from < topics && from != topic.id && intact(message, length, from, seq)) {
+          foreign.increment();
+          sample("topic " + topic.id + ": frame " + seq + " of topic " + from);
+        } else {
+          corrupt.increment();
+          sample("topic " + topic.id + ": " + length + " bytes that are no writer's frame (head " + seq + "/" + from + ")");
+        }
+      }
+
+      @Override
+      public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+        serverEnded(webSocket, statusCode);
+        return null;
+      }
+
+      @Override
+      public void onError(WebSocket webSocket, Throwable error) {
+        serverEnded(webSocket, -1);
+      }
+
+      /** The connection ended without the reader ending it: a deny's 4003, or a failure. */
+      private void serverEnded(WebSocket webSocket, int code) {
+        closed(webSocket);
+        if (over) {
+          return;
+        }
+        over = true;
+        if (code == 4003) {
+          deniedCloses.increment();
+        } else if (!stopping) {
+          sample("topic " + topic.id + ": a reader's connection ended with " + code + (topic.denied ? " while denied" : ""));
+        }
+        if (!stopping) {
+          timers.schedule(Reader.this::connect, 100, TimeUnit.MILLISECONDS);
+        }
+      }
+    }
+  }
+}
