@@ -64,7 +64,7 @@ class LoopClientTest {
 
     try (Socket ws = upgrade()) {
       OutputStream out = ws.getOutputStream();
-      out.write(new byte[] {0x01, 1, '1'}); // text, not final
+      out.write(new byte[] {0x01, 7, 'l', 'a', 'b', '/', '1', ' ', '1'}); // text, not final: "lab/1 1"
       out.write(new byte[] {(byte) 0x80, 1, '2'}); // continuation, final
       out.write(new byte[] {(byte) 0x89, 2, 'h', 'i'}); // ping
       byte[] pong = readFrame(ws.getInputStream());
@@ -77,7 +77,7 @@ class LoopClientTest {
       byte[] sent = readFrame(ws.getInputStream());
       assertEquals(0x81, sent[0] & 0xFF, "a final text frame");
       assertTrue((sent[1] & 0x80) != 0, "masked");
-      assertArrayEquals("7".getBytes(StandardCharsets.US_ASCII), payload(sent));
+      assertArrayEquals("lab/1 7".getBytes(StandardCharsets.US_ASCII), payload(sent), "the message names its topic");
 
       out.write(new byte[] {(byte) 0x88, 2, 0x0F, (byte) 0xA1}); // close 4001: the topic moved
       byte[] echo = readFrame(ws.getInputStream());
