@@ -2,6 +2,7 @@ package io.relay.ws;
 
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.zip.CRC32;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -111,6 +112,8 @@ public final class WsFrames {
     private volatile boolean abandoned;
     /** With {@link BufferChecks#ON}: where a holder last let go. */
     private volatile Throwable lastRelease;
+    /** With {@link BufferChecks#ON}, for a counted frame: the CRC-32 of its payload when it was first held. */
+    private long checksum;
 
     /**
      * @param wire the frame as it goes on the wire: header and payload
@@ -154,6 +157,9 @@ public final class WsFrames {
       if (counting.counted && counting.holders <= 0) {
         BufferChecks.fault("a frame's bytes were asked for after its last holder let go", counting.lastRelease);
       }
+      if (BufferChecks.ON && counting.counted && checksum(counting.payload) != counting.checksum) {
+        BufferChecks.fault("a frame's bytes changed while it was held", counting.lastRelease);
+      }
       return wire;
     }
 
@@ -173,7 +179,7 @@ public final class WsFrames {
      */
     public void inReadArray(byte[] array) {
       reusable = array;
-      counted = true;
+      countFrom();
       HOLDERS.incrementAndGet(this);
     }
 
@@ -185,10 +191,26 @@ public final class WsFrames {
     public void share(MemoryBudget budget, int count) {
       if (count > 0) {
         this.budget = budget;
-        counted = true;
+        countFrom();
         budget.charge(payload.size());
         HOLDERS.addAndGet(this, count);
       }
+    }
+
+    /** Starts counting holders; with {@link BufferChecks#ON}, notes what the payload is. */
+    private void countFrom() {
+      if (!counted) {
+        counted = true;
+        if (BufferChecks.ON) {
+          checksum = checksum(payload);
+        }
+      }
+    }
+
+    private static long checksum(ByteString bytes) {
+      CRC32 crc = new CRC32();
+      crc.update(bytes.asByteBuffer());
+      return crc.getValue();
     }
 
     /**

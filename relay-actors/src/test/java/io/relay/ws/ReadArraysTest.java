@@ -249,6 +249,18 @@ class ReadArraysTest {
     }
 
     @Test
+    void aFramesBytesChangedWhileItIsHeldAreAFaultAtTheNextWrite() {
+      byte[] array = ReadArrays.take(20_014);
+      Frame frame = WsFrames.frame(WsFrames.BINARY, array, 14, 20_000);
+      frame.inReadArray(array);
+      frame.share(budget, 2);
+      frame.wire(); // the first reader's write
+      array[5000] ^= 1; // the array read into again while the frame still holds it
+      IllegalStateException fault = assertThrows(IllegalStateException.class, frame::wire);
+      assertTrue(fault.getMessage().contains("changed while it was held"), fault.getMessage());
+    }
+
+    @Test
     void controlFramesAreNotCounted() {
       Frame ping = WsFrames.frame(WsFrames.PING, ByteString.emptyByteString());
       ping.release();

@@ -6,7 +6,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -29,6 +27,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.eclipse.jetty.websocket.api.Callback;
+import org.eclipse.jetty.websocket.api.Session;
+import org.eclipse.jetty.websocket.client.WebSocketClient;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -41,14 +42,19 @@ import picocli.CommandLine.Option;
  * reader can tell its topic's intact frame from another topic's ({@code foreign}) and from bytes
  * that are no writer's frame ({@code corrupt}: overwritten on the way). Readers live a random
  * while and then close, most by destroying the TCP connection with no close frame, the rest with
- * a close frame, and reconnect at once with a new code; some stop reading for a while first (slow
- * readers, whose queued frames the node may drop); every so often one topic's booking is denied
+ * a close frame, and reconnect at once with a new code; some stop reading for a while and then read
+ * on (slow readers, whose oldest queued frames the node drops: counted apart, as their gaps); every so often one topic's booking is denied
  * and, a little later, allowed again. Within each connection of a reader that kept reading, the
  * sequence numbers must follow one another ({@code gaps}, {@code reordered}).
  *
  * <p>Prints one JSON object and appends it to {@code --json}; exits with 1 when any frame was
  * foreign, corrupt, missing or out of order, or the node counted a buffer accounting fault
  * ({@code --metrics}). Loopback only; it starts no process.
+ *
+ * <p>Its clients are Jetty's WebSocket client, a stack independent of the node's and of the JDK's
+ * ({@code java.net.http.WebSocket} itself delivered, on 2 cores at about 5,000 frames a second,
+ * a few messages a minute made of the start of one frame and the next frame, which Node.js's
+ * {@code ws} readers on the same topics never saw).
  */
 @Command(
     name = "relay-churn",
@@ -97,10 +103,10 @@ public final class Churn implements Callable<Integer> {
   @Option(names = "--abrupt", defaultValue = "0.6", description = "Share of reader connections that end by destroying the socket (default: ${DEFAULT-VALUE}).")
   double abrupt;
 
-  @Option(names = "--slow", defaultValue = "0.2", description = "Share of reader connections that stop reading before they end (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--slow", defaultValue = "0.2", description = "Share of reader connections that stop reading for --slow-ms in the middle of their life (default: ${DEFAULT-VALUE}).")
   double slow;
 
-  @Option(names = "--slow-ms", defaultValue = "1000", description = "How long a slow reader stops reading before it ends (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--slow-ms", defaultValue = "5000", description = "How long a slow reader stops reading, between two stretches of its life's length (default: ${DEFAULT-VALUE}).")
   int slowMs;
 
   @Option(names = "--deny-every", defaultValue = "20", description = "Seconds between denies of a random topic's booking; 0 for none (default: ${DEFAULT-VALUE}).")
@@ -108,6 +114,9 @@ public final class Churn implements Callable<Integer> {
 
   @Option(names = "--deny-for", defaultValue = "2", description = "Seconds until a denied booking is allowed again (default: ${DEFAULT-VALUE}).")
   double denyFor;
+
+  @Option(names = "--run", description = "Names the run's topics (churn-<run>-<n>) and bookings (default: a new name).")
+  String run;
 
   @Option(names = "--json", description = "Append the result as one JSON line to this file.")
   Path json;
@@ -126,10 +135,11 @@ public final class Churn implements Callable<Integer> {
   private final LongAdder denies = new LongAdder();
   private final LongAdder deniedCloses = new LongAdder();
   private final ConcurrentLinkedQueue<String> samples = new ConcurrentLinkedQueue<>();
-  private final List<WebSocket> open = new ArrayList<>();
+  private final List<Session> open = new ArrayList<>();
   private volatile boolean stopping;
   private Endpoints.Relay relay;
   private HttpClient client;
+  private WebSocketClient sockets;
   private ScheduledExecutorService timers;
 
   public static void main(String[] args) {
@@ -143,8 +153,13 @@ public final class Churn implements Callable<Integer> {
     }
     relay = new Endpoints.Relay(access, secret == null || secret.isEmpty() ? BenchCommand.DEV_SECRET : secret, audience, null);
     client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+    sockets = new WebSocketClient();
+    sockets.setMaxBinaryMessageSize(maxBytes);
+    sockets.start();
     timers = Executors.newScheduledThreadPool(2);
-    String run = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
+    if (run == null) {
+      run = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
+    }
     List<Topic> all = new ArrayList<>();
     for (int t = 0; t < topics; t++) {
       Topic topic = new Topic(t, "churn-" + run + "-" + t);
@@ -164,8 +179,9 @@ public final class Churn implements Callable<Integer> {
     stopping = true;
     timers.shutdownNow();
     synchronized (open) {
-      open.forEach(WebSocket::abort);
+      open.forEach(Session::disconnect);
     }
+    sockets.stop();
     Map<String, Object> result = result();
     ObjectMapper mapper = new ObjectMapper();
     System.out.println(mapper.copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(result));
@@ -236,25 +252,34 @@ public final class Churn implements Callable<Integer> {
     }
   }
 
-  private void opened(WebSocket socket) {
+  private void opened(Session socket) {
     synchronized (open) {
       open.add(socket);
     }
   }
 
-  private void closed(WebSocket socket) {
+  private void closed(Session socket) {
     synchronized (open) {
       open.remove(socket);
     }
   }
 
   /** Connects with a fresh code, or tries again a little later (a denied booking's codes are refused). */
-  private CompletableFuture<WebSocket> connect(Topic topic, String token, WebSocket.Listener listener, Runnable retry) {
+  private CompletableFuture<Session> connect(Topic topic, String token, Session.Listener listener, Runnable retry) {
     return relay.uri(topic.name, token)
-        .thenCompose(uri -> client.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10)).buildAsync(uri, listener))
+        .thenCompose(uri -> {
+          try {
+            return sockets.connect(listener, uri);
+          } catch (java.io.IOException e) {
+            return CompletableFuture.failedFuture(e);
+          }
+        })
         .whenComplete((socket, e) -> {
           if (e != null) {
             refusals.increment();
+            if (!topic.denied) {
+              sample("topic " + topic.id + ": a connection was not opened: " + e);
+            }
             if (!stopping) {
               timers.schedule(retry, 100, TimeUnit.MILLISECONDS);
             }
@@ -268,10 +293,10 @@ public final class Churn implements Callable<Integer> {
   static ByteBuffer frame(int topicId, int seq, int size) {
     ByteBuffer frame = ByteBuffer.allocate(size);
     frame.putInt(seq).putInt(topicId).putInt(size);
-    long state = seed(topicId, seq);
+    int state = seed(topicId, seq);
     while (frame.hasRemaining()) {
       state = next(state);
-      for (int i = 0; i < 8 && frame.hasRemaining(); i++) {
+      for (int i = 0; i < 4 && frame.hasRemaining(); i++) {
         frame.put((byte) (state >>> (8 * i)));
       }
     }
@@ -284,11 +309,11 @@ public final class Churn implements Callable<Integer> {
     if (length < HEAD || head.getInt(0) != seq || head.getInt(4) != topicId || head.getInt(8) != length) {
       return false;
     }
-    long state = seed(topicId, seq);
+    int state = seed(topicId, seq);
     int at = HEAD;
     while (at < length) {
       state = next(state);
-      for (int i = 0; i < 8 && at < length; i++, at++) {
+      for (int i = 0; i < 4 && at < length; i++, at++) {
         if (bytes[at] != (byte) (state >>> (8 * i))) {
           return false;
         }
@@ -297,14 +322,32 @@ public final class Churn implements Callable<Integer> {
     return true;
   }
 
-  private static long seed(int topicId, int seq) {
-    return (topicId * 0x9E3779B97F4A7C15L) ^ (seq * 0xC2B2AE3D27D4EB4FL) ^ 0x2545F4914F6CDD1DL;
+  /** Where {@code bytes} first differ from frame {@code seq} of topic {@code topicId}, and the bytes there. */
+  static String difference(byte[] bytes, int length, int topicId, int seq) {
+    ByteBuffer expected = frame(topicId, seq, Math.max(length, HEAD));
+    for (int i = 0; i < length; i++) {
+      if (bytes[i] != expected.get(i)) {
+        StringBuilder found = new StringBuilder();
+        for (int j = i; j < Math.min(length, i + 16); j++) {
+          found.append(String.format("%02x", bytes[j]));
+        }
+        return "first differs at byte " + i + ": " + found;
+      }
+    }
+    return "no byte differs";
   }
 
-  private static long next(long x) {
+  /** The pattern's first state for a frame: never 0, which xorshift keeps. */
+  private static int seed(int topicId, int seq) {
+    int seed = (topicId * 0x9E3779B9) ^ (seq * 0x85EBCA6B) ^ 0x2545F491;
+    return seed == 0 ? 1 : seed;
+  }
+
+  /** Marsaglia's 32-bit xorshift. */
+  private static int next(int x) {
     x ^= x << 13;
-    x ^= x >>> 7;
-    x ^= x << 17;
+    x ^= x >>> 17;
+    x ^= x << 5;
     return x;
   }
 
@@ -327,12 +370,12 @@ public final class Churn implements Callable<Integer> {
     }
   }
 
-  /** A topic's writer: sends at the rate while connected, one frame in flight at a time. */
-  private final class Writer implements WebSocket.Listener {
+  /** A topic's writer: sends at the rate while connected, one frame in flight at a time (public for Jetty's method handles). */
+  public final class Writer implements Session.Listener.AutoDemanding {
     private final Topic topic;
     private final String token;
-    private volatile WebSocket socket;
-    private CompletableFuture<WebSocket> inFlight = CompletableFuture.completedFuture(null);
+    private volatile Session socket;
+    private volatile boolean inFlight;
     private double credit;
     private int seq;
 
@@ -343,47 +386,55 @@ public final class Churn implements Callable<Integer> {
 
     void connect() {
       if (!stopping) {
-        Churn.this.connect(topic, token, this, this::connect).thenAccept(s -> socket = s);
+        Churn.this.connect(topic, token, this, this::connect);
       }
+    }
+
+    @Override
+    public void onWebSocketOpen(Session session) {
+      socket = session;
     }
 
     /** Runs every tick on the timer thread: sends what the rate allows, while the last send is done. */
     void tick(double frames) {
-      WebSocket ws = socket;
-      if (ws == null) {
+      Session session = socket;
+      if (session == null) {
         return;
       }
       credit = Math.min(credit + frames, 10);
-      while (credit >= 1 && inFlight.isDone()) {
+      while (credit >= 1 && !inFlight) {
         credit--;
         int size = ThreadLocalRandom.current().nextInt(minBytes, maxBytes + 1);
-        inFlight = ws.sendBinary(frame(topic.id, seq++, size), true);
+        inFlight = true;
         sent.increment();
+        session.sendBinary(frame(topic.id, seq++, size), Callback.from(() -> inFlight = false, e -> inFlight = false));
       }
     }
 
     @Override
-    public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
-      ended(webSocket);
-      return null;
+    public void onWebSocketClose(int statusCode, String reason) {
+      ended();
     }
 
     @Override
-    public void onError(WebSocket webSocket, Throwable error) {
-      ended(webSocket);
+    public void onWebSocketError(Throwable cause) {
+      ended();
     }
 
-    private void ended(WebSocket webSocket) {
-      closed(webSocket);
+    private void ended() {
+      Session session = socket;
       socket = null;
-      if (!stopping) {
-        timers.schedule(this::connect, 200, TimeUnit.MILLISECONDS);
+      if (session != null) {
+        closed(session);
+        if (!stopping) {
+          timers.schedule(this::connect, 200, TimeUnit.MILLISECONDS);
+        }
       }
     }
   }
 
   /** A reader: one connection after another, each checked frame by frame. */
-  private final class Reader {
+  public final class Reader {
     private final Topic topic;
 
     Reader(Topic topic) {
@@ -400,70 +451,76 @@ public final class Churn implements Callable<Integer> {
       Churn.this.connect(topic, topic.readerToken, life, this::connect)
           .thenAccept(socket -> {
             readerConnections.increment();
-            long lifeMs = random.nextLong(minLifeMs, maxLifeMs + 1L);
+            long readsMs = random.nextLong(minLifeMs, maxLifeMs + 1L);
             if (isSlow) {
-              timers.schedule(() -> life.slowFrom = true, Math.max(0, lifeMs - slowMs), TimeUnit.MILLISECONDS);
+              timers.schedule(() -> life.slowFrom = true, readsMs, TimeUnit.MILLISECONDS);
+              timers.schedule(life::readAgain, readsMs + slowMs, TimeUnit.MILLISECONDS);
             }
-            timers.schedule(() -> life.end(socket), lifeMs, TimeUnit.MILLISECONDS);
+            timers.schedule(() -> life.end(socket), isSlow ? 2 * readsMs + slowMs : readsMs, TimeUnit.MILLISECONDS);
           });
     }
 
-    /** One connection of the reader. */
-    private final class Life implements WebSocket.Listener {
+    /** One connection of the reader; it asks for each message only once it has checked the last (public for Jetty). */
+    public final class Life implements Session.Listener {
       private final boolean slowReader;
       private volatile boolean slowFrom;
       private volatile boolean over;
-      private byte[] message = new byte[maxBytes];
-      private int length;
+      private final byte[] message = new byte[maxBytes];
       private int lastSeq = -1;
+      private volatile Session session;
 
       Life(boolean slowReader) {
         this.slowReader = slowReader;
       }
 
+      @Override
+      public void onWebSocketOpen(Session opened) {
+        session = opened;
+        opened.demand();
+      }
+
+      /** A slow reader reads again after its pause: what the node dropped meanwhile shows as gaps. */
+      void readAgain() {
+        slowFrom = false;
+        if (!over) {
+          session.demand();
+        }
+      }
+
       /** Ends the connection as the reader chose, and starts the next one at once. */
-      void end(WebSocket socket) {
+      void end(Session socket) {
         if (over) {
           return;
         }
         over = true;
         if (ThreadLocalRandom.current().nextDouble() < abrupt) {
           abruptCloses.increment();
-          socket.abort();
+          socket.disconnect();
         } else {
-          socket.sendClose(WebSocket.NORMAL_CLOSURE, "");
+          socket.close(1000, "", Callback.NOOP);
         }
         closed(socket);
         connect();
       }
 
       @Override
-      public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
-        int n = data.remaining();
-        if (length + n > message.length) {
-          message = java.util.Arrays.copyOf(message, Math.max(length + n, 2 * message.length));
+      public void onWebSocketBinary(ByteBuffer payload, Callback callback) {
+        int length = payload.remaining();
+        payload.get(message, 0, length);
+        callback.succeed();
+        check(length);
+        if (!slowFrom && !over) {
+          session.demand();
         }
-        data.get(message, length, n);
-        length += n;
-        if (last) {
-          check();
-          length = 0;
-        }
-        if (!slowFrom) {
-          webSocket.request(1);
-        }
-        return null;
       }
 
       @Override
-      public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+      public void onWebSocketText(String text) {
         corrupt.increment();
         sample("topic " + topic.id + ": a text message");
-        webSocket.request(1);
-        return null;
       }
 
-      private void check() {
+      private void check(int length) {
         received.increment();
         receivedBytes.add(length);
         ByteBuffer head = ByteBuffer.wrap(message, 0, length);
@@ -487,24 +544,25 @@ public final class Churn implements Callable<Integer> {
           sample("topic " + topic.id + ": frame " + seq + " of topic " + from);
         } else {
           corrupt.increment();
-          sample("topic " + topic.id + ": " + length + " bytes that are no writer's frame (head " + seq + "/" + from + ")");
+          sample("topic " + topic.id + ": " + length + " bytes that are no writer's frame (head " + seq + "/" + from + ", " + difference(message, length, topic.id, seq) + ")");
         }
       }
 
       @Override
-      public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
-        serverEnded(webSocket, statusCode);
-        return null;
+      public void onWebSocketClose(int statusCode, String reason) {
+        serverEnded(statusCode);
       }
 
       @Override
-      public void onError(WebSocket webSocket, Throwable error) {
-        serverEnded(webSocket, -1);
+      public void onWebSocketError(Throwable cause) {
+        serverEnded(-1);
       }
 
       /** The connection ended without the reader ending it: a deny's 4003, or a failure. */
-      private void serverEnded(WebSocket webSocket, int code) {
-        closed(webSocket);
+      private void serverEnded(int code) {
+        if (session != null) {
+          closed(session);
+        }
         if (over) {
           return;
         }

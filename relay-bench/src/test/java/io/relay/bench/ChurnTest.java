@@ -26,7 +26,7 @@ class ChurnTest extends OnASmokeNode {
     JsonNode r =
         node.churn(
             30, "--topics", "16", "--readers", "4", "--rate", "50", "--min-life-ms", "200", "--max-life-ms", "2000",
-            "--slow-ms", "800", "--deny-every", "6", "--deny-for", "2");
+            "--slow-ms", "3000", "--deny-every", "6", "--deny-for", "2");
     assertTrue(r.get("framesReceived").asLong() > 10_000, "readers received frames: " + r);
     assertTrue(r.get("readerConnections").asLong() > 500, "readers churned: " + r);
     assertTrue(r.get("abruptCloses").asLong() > 100, "readers destroyed their sockets: " + r);
