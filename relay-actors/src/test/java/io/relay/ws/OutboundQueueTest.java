@@ -238,19 +238,8 @@ class OutboundQueueTest {
 
     @Test
     void aConnectionThatEndsDuringAWriteLeavesTheFrameToTheWriterWhichLetsGoOfItOnce() throws Exception {
-      CountDownLatch inSink = new CountDownLatch(1);
-      queue.attach(
-          wakeups::incrementAndGet,
-          offered -> {
-            inSink.countDown();
-            await(finish, "the test to let the write finish");
-            return 10; // the socket took a part: had the connection lived, the rest would be queued
-          });
-      assertNull(queue.poll());
-      Frame frame = shared(100);
-      Thread writer = new Thread(() -> queue.offer(frame), "writer");
-      writer.start();
-      await(inSink, "the writer to start writing");
+      // the socket takes a part: had the connection lived, the rest would be queued
+      Thread writer = startWriterThatWaitsInTheSink(shared(100), 10);
       queue.dispose(); // the connection ends (an abrupt close) while the writer writes its socket
       assertEquals(100, budget.used(), "the writer still holds the frame");
       finish.countDown();
@@ -265,14 +254,19 @@ class OutboundQueueTest {
      * the whole frame) goes on only once {@link #finish} is counted down; returns once it writes.
      */
     private Thread startWriterThatWaitsInTheSink(Frame frame) {
+      return startWriterThatWaitsInTheSink(frame, frame.wire().length());
+    }
+
+    /** As {@link #startWriterThatWaitsInTheSink(Frame)}, the socket taking {@code takes} bytes of the frame. */
+    private Thread startWriterThatWaitsInTheSink(Frame frame, int takes) {
       CountDownLatch inSink = new CountDownLatch(1);
       queue.attach(
           wakeups::incrementAndGet,
           offered -> {
             inSink.countDown();
             await(finish, "the test to let the write finish");
-            written.add(offered.wire());
-            return offered.wire().length();
+            written.add(offered.wire().take(takes));
+            return takes;
           });
       assertNull(queue.poll());
       Thread writer = new Thread(() -> queue.offer(frame), "writer");

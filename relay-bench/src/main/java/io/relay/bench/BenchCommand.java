@@ -182,13 +182,14 @@ public final class BenchCommand implements Callable<Integer> {
       result.put("loops", loops);
       result.putAll(new BenchRun(w, endpoints, probe, this).execute());
       if (!storm || i >= warmupStorms) {
-        report(result);
+        report(result, json);
       }
     }
     return 0;
   }
 
-  private void report(Map<String, Object> result) throws IOException {
+  /** Prints {@code result} as JSON and appends it as one line to {@code json}, if given. */
+  static void report(Map<String, Object> result, Path json) throws IOException {
     ObjectMapper mapper = new ObjectMapper();
     System.out.println(mapper.copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(result));
     if (json != null) {

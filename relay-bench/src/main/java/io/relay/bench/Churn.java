@@ -1,16 +1,11 @@
 package io.relay.bench;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -183,11 +178,7 @@ public final class Churn implements Callable<Integer> {
     }
     sockets.stop();
     Map<String, Object> result = result();
-    ObjectMapper mapper = new ObjectMapper();
-    System.out.println(mapper.copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(result));
-    if (json != null) {
-      Files.writeString(json, mapper.writeValueAsString(result) + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-    }
+    BenchCommand.report(result, json);
     boolean clean =
         foreign.sum() + corrupt.sum() + gaps.sum() + reordered.sum() == 0 && ((Number) result.get("nodeBufferFaults")).doubleValue() <= 0;
     return clean ? 0 : 1;
