@@ -4,10 +4,12 @@ import io.relay.testing.Await;
 import io.relay.testing.Tokens;
 import io.relay.ws.BufferChecks;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -164,7 +166,10 @@ final class JarNode implements AutoCloseable {
     throw new AssertionError("no sample " + sample + " in /metrics");
   }
 
-  /** Kills the node's process (by its pid) and waits for it to exit. */
+  /**
+   * Kills the node's process (by its pid) and waits for it to exit; fails if the node logged a
+   * fault in its accounting of relayed bytes ({@link BufferChecks}).
+   */
   @Override
   public void close() {
     process.destroyForcibly();
@@ -172,8 +177,13 @@ final class JarNode implements AutoCloseable {
       if (!process.waitFor(10, TimeUnit.SECONDS)) {
         throw new AssertionError("the node (pid " + process.pid() + ") did not exit within 10 s of SIGKILL");
       }
+      if (Files.readString(log, StandardCharsets.ISO_8859_1).contains("buffer accounting fault")) {
+        throw new AssertionError("the node logged a buffer accounting fault; see " + log);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the node's log " + log, e);
     }
   }
 

@@ -9,10 +9,12 @@ import io.relay.testing.Await;
 import io.relay.testing.TestCertificate;
 import io.relay.ws.BufferChecks;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -143,11 +145,20 @@ final class SmokeNode implements AutoCloseable {
     });
   }
 
+  /** Stops the node (by its pid); fails if it logged a fault in its accounting of relayed bytes. */
   @Override
   public void close() throws InterruptedException {
     process.destroy();
     if (!process.waitFor(40, TimeUnit.SECONDS)) {
       process.destroyForcibly();
     }
+    try {
+      if (Files.readString(dir.resolve("node.log"), StandardCharsets.ISO_8859_1).contains("buffer accounting fault")) {
+        throw new AssertionError("the node logged a buffer accounting fault; see " + dir.resolve("node.log"));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the node's log", e);
+    }
   }
+
 }
