@@ -16,8 +16,8 @@ public final class AdminGuard extends AllDirectives {
 
   private final TokenVerifier verifier;
 
-  public AdminGuard(HttpSettings settings) {
-    this.verifier = new TokenVerifier(settings);
+  public AdminGuard(HttpSettings settings, TokenKeys keys) {
+    this.verifier = new TokenVerifier(settings, keys);
   }
 
   /** {@code inner} for a request with a valid {@code relay:admin} token, else a JSON refusal. */

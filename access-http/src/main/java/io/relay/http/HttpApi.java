@@ -31,7 +31,7 @@ public final class HttpApi extends AllDirectives {
   /**
    * @param draining whether the node is draining: the relay then refuses new connections with 503
    */
-  public HttpApi(HttpSettings settings, RelayServices services, ActorSystem<?> system, BooleanSupplier draining) {
+  public HttpApi(HttpSettings settings, TokenKeys keys, RelayServices services, ActorSystem<?> system, BooleanSupplier draining) {
     this.settings = settings;
     this.services = services;
     this.system = system;
@@ -54,7 +54,7 @@ public final class HttpApi extends AllDirectives {
             errors);
     TokenVerifier tokens =
         new TokenVerifier(
-            settings, settings.tokenCacheSize(), services.metrics().tokensCached::inc, () -> System.currentTimeMillis() / 1000);
+            settings, keys, settings.tokenCacheSize(), services.metrics().tokensCached::inc, () -> System.currentTimeMillis() / 1000);
     this.guard = new AccessGuard(tokens, errors);
     this.sessions =
         new SessionRoutes(

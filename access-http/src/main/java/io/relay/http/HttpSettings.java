@@ -11,7 +11,11 @@ import java.util.regex.Pattern;
 /**
  * The access API's and relay server's settings of {@code relay { }}, read once at startup.
  *
- * @param secret HS256 key of access tokens
+ * @param secret HS256 key of access tokens, or empty (see {@link TokenKeys}, which reads the keys)
+ * @param secretFile a file holding that key instead, or empty
+ * @param secretPrevious a previous key also accepted during a rotation, or empty
+ * @param secretPreviousFile a file holding the previous key instead, or empty
+ * @param secretReloadInterval how often the secret files are read again, at most
  * @param devMode true when no secret was configured and the documented development key is in use
  * @param audience the {@code aud} tokens must carry
  * @param url public relay base URL written into returned URIs
@@ -35,6 +39,10 @@ import java.util.regex.Pattern;
  */
 public record HttpSettings(
     String secret,
+    String secretFile,
+    String secretPrevious,
+    String secretPreviousFile,
+    Duration secretReloadInterval,
     boolean devMode,
     String audience,
     String url,
@@ -53,7 +61,7 @@ public record HttpSettings(
     int maxAdmissionsInFlight) {
 
   /**
-   * The well-known key used when RELAY_SECRET is unset. Anyone can mint tokens with it, so a node
+   * The well-known key used when neither RELAY_SECRET nor RELAY_SECRET_FILE is set. Anyone can mint tokens with it, so a node
    * using it binds to loopback only and warns loudly.
    */
   public static final String DEV_SECRET = "relay-development-secret-do-not-use-in-production";
@@ -65,6 +73,7 @@ public record HttpSettings(
   public static HttpSettings create(Config config) {
     SettingsReader r = new SettingsReader(config);
     String secret = r.string("relay.secret");
+    String secretFile = r.string("relay.secret-file");
     String url = r.string("relay.url").replaceAll("/+$", "");
     if (!url.matches("wss?://[^\\s?#]+")) {
       throw SettingsReader.invalid("relay.url", "expected ws://host[:port][/prefix] or wss://..., got '" + url + "'");
@@ -75,8 +84,12 @@ public record HttpSettings(
       throw SettingsReader.invalid("relay.tls-cert", "set both RELAY_TLS_CERT and RELAY_TLS_KEY, or neither");
     }
     return new HttpSettings(
-        secret.isEmpty() ? DEV_SECRET : secret,
-        secret.isEmpty(),
+        secret,
+        secretFile,
+        r.string("relay.secret-previous"),
+        r.string("relay.secret-previous-file"),
+        r.duration("relay.secret-reload-interval"),
+        secret.isEmpty() && secretFile.isEmpty(),
         r.string("relay.audience"),
         url,
         r.string("relay.host"),

@@ -36,6 +36,9 @@ import java.util.function.LongSupplier;
  * What was checked stays true: the signature and the claims are those of the same text, and
  * {@code nbf} and {@code iat} were already past. From its {@code exp} on, the token is verified in
  * full again (which refuses it once the leeway is over too).
+ *
+ * <p>Tokens are checked against the keys of {@link TokenKeys}: the current secret, then, during a
+ * rotation, the previous one. When the keys change, every token remembered is verified again.
  */
 final class TokenVerifier {
   private static final String BEARER = "Bearer ";
@@ -50,9 +53,13 @@ final class TokenVerifier {
   private static final List<String> NUMERIC_DATES = List.of("exp", "nbf", "iat");
   private static final List<String> STRINGS = List.of("topic", "prefix", "booking_id");
 
-  private final JWTVerifier verifier;
-  /** Tokens verified before, by their text; null when the cache is off. */
+  private final TokenKeys keys;
+  private final HttpSettings settings;
+  /** One verifier per key, the current key's first, for the keys of {@link Verifiers#version}. */
+  private volatile Verifiers verifiers;
+  /** Tokens verified before, by their text, under the keys of {@link #cachedVersion}; null when the cache is off. */
   private final Cache<String, Claims> verified;
+  private volatile long cachedVersion;
   private final Runnable onCached;
   private final LongSupplier clockSeconds;
 
@@ -63,9 +70,11 @@ final class TokenVerifier {
     }
   }
 
+  private record Verifiers(long version, List<JWTVerifier> each) {}
+
   /** A verifier that checks every token in full. */
-  TokenVerifier(HttpSettings settings) {
-    this(settings, 0, () -> {}, () -> System.currentTimeMillis() / 1000);
+  TokenVerifier(HttpSettings settings, TokenKeys keys) {
+    this(settings, keys, 0, () -> {}, () -> System.currentTimeMillis() / 1000);
   }
 
   /**
@@ -74,17 +83,42 @@ final class TokenVerifier {
    * @param onCached counts a token taken from the cache
    * @param clockSeconds the time {@code exp} is compared with, in seconds since the epoch
    */
-  TokenVerifier(HttpSettings settings, int cacheSize, Runnable onCached, LongSupplier clockSeconds) {
+  TokenVerifier(HttpSettings settings, TokenKeys keys, int cacheSize, Runnable onCached, LongSupplier clockSeconds) {
+    this.settings = settings;
+    this.keys = keys;
     this.onCached = onCached;
     this.clockSeconds = clockSeconds;
     this.verified = cacheSize == 0 ? null : Caffeine.newBuilder().maximumSize(cacheSize).build();
-    this.verifier =
-        JWT.require(Algorithm.HMAC256(settings.secret()))
-            .withAudience(settings.audience())
-            .withClaimPresence("exp")
-            .withClaimPresence("scopes")
-            .acceptLeeway(settings.tokenLeeway().toSeconds())
-            .build();
+    this.verifiers = verifiers(keys.keys());
+  }
+
+  private Verifiers verifiers(TokenKeys.Keys now) {
+    List<JWTVerifier> each = new ArrayList<>(now.secrets().size());
+    for (String secret : now.secrets()) {
+      each.add(
+          JWT.require(Algorithm.HMAC256(secret))
+              .withAudience(settings.audience())
+              .withClaimPresence("exp")
+              .withClaimPresence("scopes")
+              .acceptLeeway(settings.tokenLeeway().toSeconds())
+              .build());
+    }
+    return new Verifiers(now.version(), List.copyOf(each));
+  }
+
+  /** The verifiers of the keys in use now; tokens remembered under other keys are forgotten. */
+  private Verifiers current() {
+    TokenKeys.Keys now = keys.keys();
+    Verifiers in = verifiers;
+    if (in.version() != now.version()) {
+      in = verifiers(now);
+      verifiers = in;
+    }
+    if (verified != null && cachedVersion != now.version()) {
+      verified.invalidateAll();
+      cachedVersion = now.version();
+    }
+    return in;
   }
 
   /**
@@ -101,20 +135,33 @@ final class TokenVerifier {
             .map(h -> h.regionMatches(true, 0, BEARER, 0, BEARER.length()) ? h.substring(BEARER.length()).trim() : h)
             .filter(h -> !h.isEmpty())
             .orElseThrow(() -> new ApiException(401, "missing Authorization header with an access token"));
+    Verifiers in = current();
     if (verified == null) {
-      return verifyFully(token);
+      return verifyFully(token, in);
     }
     Claims known = verified.getIfPresent(token);
     if (known != null && clockSeconds.getAsLong() < known.expiresAt()) {
       onCached.run();
       return known;
     }
-    Claims claims = verifyFully(token);
+    Claims claims = verifyFully(token, in);
     verified.put(token, claims);
     return claims;
   }
 
-  private Claims verifyFully(String token) {
+  /** Checks {@code token} against each key in turn: the first whose signature matches decides. */
+  private static DecodedJWT verify(String token, Verifiers in) {
+    for (int i = 0; i < in.each().size() - 1; i++) {
+      try {
+        return in.each().get(i).verify(token);
+      } catch (SignatureVerificationException signedWithAnotherKey) {
+        // the previous key's turn
+      }
+    }
+    return in.each().get(in.each().size() - 1).verify(token);
+  }
+
+  private Claims verifyFully(String token, Verifiers in) {
     try {
       String[] segments = token.split("\\.", -1);
       if (segments.length != SEGMENTS) {
@@ -126,7 +173,7 @@ final class TokenVerifier {
       }
       JsonNode payload = json(segments[1]);
       checkTypes(payload);
-      DecodedJWT jwt = verifier.verify(token);
+      DecodedJWT jwt = verify(token, in);
       return claims(payload, jwt);
     } catch (AlgorithmMismatchException e) {
       throw new ApiException(401, "token must be signed with HS256");

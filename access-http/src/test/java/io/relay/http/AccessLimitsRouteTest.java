@@ -101,7 +101,7 @@ class AccessLimitsRouteTest extends RouteTesting {
   }
 
   private Route access() {
-    AccessGuard guard = new AccessGuard(new TokenVerifier(http), errors);
+    AccessGuard guard = new AccessGuard(new TokenVerifier(http, TokenKeys.from(http)), errors);
     return concat(
         new SessionRoutes(guard, http, codes, this::verdict, metrics, kit.system()).route(),
         new BidsRoutes(guard, http, relay.denyMaxLifetime(), denyList, denyListRead::get, metrics, kit.system()).route());

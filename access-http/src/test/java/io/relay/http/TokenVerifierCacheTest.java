@@ -38,7 +38,7 @@ class TokenVerifierCacheTest {
   }
 
   private TokenVerifier verifier(int size) {
-    return new TokenVerifier(SETTINGS, size, cached::incrementAndGet, now::get);
+    return new TokenVerifier(SETTINGS, TokenKeys.from(SETTINGS), size, cached::incrementAndGet, now::get);
   }
 
   @Test

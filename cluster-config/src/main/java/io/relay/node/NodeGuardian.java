@@ -92,7 +92,7 @@ final class NodeGuardian {
     }
     LOG.info("management port {}:{} accepts cluster writes with a relay:admin token",
         settings.node().managementHost(), settings.node().portManagement());
-    return Optional.of(new AdminGuard(settings.http()));
+    return Optional.of(new AdminGuard(settings.http(), settings.keys()));
   }
 
   private static RelayServices spawnServices(
@@ -161,7 +161,7 @@ final class NodeGuardian {
 
   private static void bindServers(
       ActorSystem<Void> system, RelayNode.Settings settings, RelayServices services, NodeState state) {
-    HttpApi api = new HttpApi(settings.http(), services, system, state::isDraining);
+    HttpApi api = new HttpApi(settings.http(), settings.keys(), services, system, state::isDraining);
     HttpSettings http = settings.http();
     Optional<SSLContext> tls = settings.tls();
     SocketServer.Limits sockets = SocketServer.Limits.create(settings.sockets());

@@ -8,6 +8,7 @@ import com.typesafe.config.ConfigValueFactory;
 import io.relay.RelaySettings;
 import io.relay.http.HttpSettings;
 import io.relay.http.TlsContext;
+import io.relay.http.TokenKeys;
 import io.relay.http.socket.SocketSettings;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -38,6 +39,7 @@ public final class RelayNode {
       Config config,
       NodeSettings node,
       HttpSettings http,
+      TokenKeys keys,
       RelaySettings relay,
       SocketSettings sockets,
       Optional<SSLContext> tls) {}
@@ -53,16 +55,17 @@ public final class RelayNode {
         ConfigFactory.load(overrides.withFallback(ConfigFactory.parseResources("application.conf")));
     NodeSettings node = NodeSettings.create(loaded);
     HttpSettings http = HttpSettings.create(loaded);
+    TokenKeys keys = TokenKeys.from(http);
     RelaySettings relay = RelaySettings.create(loaded);
     SocketSettings sockets = SocketSettings.create(loaded);
     if (http.devMode() && !isLoopback(node.host())) {
       throw io.relay.config.SettingsReader.invalid(
-          "relay.host", "without RELAY_SECRET the node binds to loopback only; set RELAY_SECRET to bind " + node.host());
+          "relay.host", "without RELAY_SECRET or RELAY_SECRET_FILE the node binds to loopback only; set one to bind " + node.host());
     }
     if (http.devMode() && !isLoopback(node.managementHost())) {
       throw io.relay.config.SettingsReader.invalid(
           "relay.management-host",
-          "without RELAY_SECRET the node binds to loopback only; set RELAY_SECRET to bind " + node.managementHost());
+          "without RELAY_SECRET or RELAY_SECRET_FILE the node binds to loopback only; set one to bind " + node.managementHost());
     }
     Config cluster =
         ConfigFactory.empty()
@@ -78,7 +81,7 @@ public final class RelayNode {
                 "pekko.coordinated-shutdown.phases.service-unbind.timeout",
                 millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
     Optional<SSLContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
-    return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, relay, sockets, tls);
+    return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, keys, relay, sockets, tls);
   }
 
   /**
@@ -134,7 +137,7 @@ public final class RelayNode {
   static ActorSystem<Void> start(Settings settings) {
     if (settings.http().devMode()) {
       LOG.warn(
-          "RELAY_SECRET is not set: DEVELOPMENT MODE. Tokens are checked against the documented "
+          "Neither RELAY_SECRET nor RELAY_SECRET_FILE is set: DEVELOPMENT MODE. Tokens are checked against the documented "
               + "development key, which anyone can use; binding to loopback only.");
     }
     return ActorSystem.create(NodeGuardian.create(settings), "relay", settings.config());

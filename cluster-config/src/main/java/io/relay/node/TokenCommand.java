@@ -7,6 +7,10 @@ import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueFactory;
 import io.relay.http.HttpSettings;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -42,8 +46,14 @@ final class TokenCommand implements Callable<Integer> {
   @Option(
       names = "--secret",
       defaultValue = "${env:RELAY_SECRET}",
-      description = "HS256 key (default: RELAY_SECRET; unset = the development key).")
+      description = "HS256 key (default: RELAY_SECRET, else the file RELAY_SECRET_FILE names; neither = the development key).")
   String secret;
+
+  @Option(
+      names = "--secret-file",
+      defaultValue = "${env:RELAY_SECRET_FILE}",
+      description = "A file holding the HS256 key, when --secret is not given (default: RELAY_SECRET_FILE).")
+  Path secretFile;
 
   @Option(names = "--prefix", defaultValue = "session", description = "The prefix claim (default: ${DEFAULT-VALUE}).")
   String prefix;
@@ -57,9 +67,18 @@ final class TokenCommand implements Callable<Integer> {
       System.err.println("relay token: --lifetime must be a duration such as 90s, 30m or 1h");
       return RelayCli.BAD_CONFIGURATION;
     }
-    String key = secret == null || secret.isEmpty() ? HttpSettings.DEV_SECRET : secret;
-    if (key.equals(HttpSettings.DEV_SECRET)) {
-      System.err.println("relay token: RELAY_SECRET is not set; signing with the development key");
+    String key = secret == null ? "" : secret;
+    if (key.isEmpty() && secretFile != null) {
+      try {
+        key = Files.readString(secretFile, StandardCharsets.UTF_8).strip();
+      } catch (IOException e) {
+        System.err.println("relay token: cannot read the secret from " + secretFile + ": " + e.getMessage());
+        return RelayCli.BAD_CONFIGURATION;
+      }
+    }
+    if (key.isEmpty()) {
+      System.err.println("relay token: neither RELAY_SECRET nor RELAY_SECRET_FILE is set; signing with the development key");
+      key = HttpSettings.DEV_SECRET;
     }
     Instant now = Instant.now();
     JWTCreator.Builder token =

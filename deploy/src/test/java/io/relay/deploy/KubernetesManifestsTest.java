@@ -17,6 +17,8 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.gatewayapi.v1.HTTPRoute;
@@ -139,9 +141,19 @@ class KubernetesManifestsTest {
     }
     EnvVar host = envVar("RELAY_HOST");
     assertEquals("status.podIP", host.getValueFrom().getFieldRef().getFieldPath(), "Artery binds the pod IP");
-    EnvVar secret = envVar("RELAY_SECRET");
-    assertEquals("relay-secret", secret.getValueFrom().getSecretKeyRef().getName(), "the secret comes from a Secret, never a literal");
-    assertEquals(null, secret.getValue());
+    assertTrue(
+        container.getEnv().stream().noneMatch(e -> e.getName().equals("RELAY_SECRET")),
+        "the secret is never a literal or an environment variable: it is read from its mounted file");
+    String secretFile = env().get("RELAY_SECRET_FILE");
+    VolumeMount mount =
+        container.getVolumeMounts().stream()
+            .filter(m -> secretFile.startsWith(m.getMountPath() + "/"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("RELAY_SECRET_FILE " + secretFile + " lies in no volume mount"));
+    Volume volume =
+        deployment.getSpec().getTemplate().getSpec().getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst().orElseThrow();
+    assertEquals("relay-secret", volume.getSecret().getSecretName(), "the secret file is the Secret relay-secret, mounted");
+    assertEquals("secret", secretFile.substring(mount.getMountPath().length() + 1), "the file of the Secret's key");
     assertEquals("kubernetes-api", env().get("RELAY_DISCOVERY"));
     EnvVar appVersion = envVar("RELAY_APP_VERSION");
     String annotation = appVersion.getValueFrom().getFieldRef().getFieldPath().replaceAll("metadata\\.annotations\\['(.*)'\\]", "$1");

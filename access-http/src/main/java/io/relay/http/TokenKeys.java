@@ -1,0 +1,147 @@
+package io.relay.http;
+
+import io.relay.config.SettingsReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HS256 keys access tokens are checked against: the current secret and, during a rotation, a
+ * previous one, each given as a value ({@code RELAY_SECRET}, {@code RELAY_SECRET_PREVIOUS}) or as
+ * a file holding it ({@code RELAY_SECRET_FILE}, {@code RELAY_SECRET_PREVIOUS_FILE}; a Kubernetes
+ * secret mounted as a volume). Files are read again at most once per {@code
+ * relay.secret-reload-interval}, when a token is checked: a secret changed on disk (Kubernetes
+ * updates a mounted secret in place) is used from then on without a restart, and tokens remembered
+ * as verified under the keys before are checked again. The current secret's file that cannot be
+ * read, or holds nothing, after the start leaves the keys as they were and is logged; at the start
+ * it stops the node. The previous secret's file is there only during a rotation: missing or empty,
+ * there is no previous secret. Neither secret set is the development mode ({@link
+ * HttpSettings#DEV_SECRET}).
+ */
+public final class TokenKeys {
+  private static final Logger LOG = LoggerFactory.getLogger(TokenKeys.class);
+
+  /**
+   * Where a secret comes from: a value, or a file (null for none). An optional file (the previous
+   * secret's) that is missing or empty means no secret; the current secret's file must hold one.
+   */
+  private record Source(String setting, String value, Path file, boolean optional) {
+    boolean isSet() {
+      return !value.isEmpty() || file != null;
+    }
+  }
+
+  /** The secrets in use, the current first, and how often they changed before. */
+  record Keys(List<String> secrets, long version) {}
+
+  private final Source current;
+  private final Source previous;
+  private final long reloadNanos;
+  private final LongSupplier nanoClock;
+  private final AtomicLong nextReload;
+  private volatile Keys keys;
+
+  private TokenKeys(Source current, Source previous, long reloadNanos, LongSupplier nanoClock) {
+    this.current = current;
+    this.previous = previous;
+    this.reloadNanos = reloadNanos;
+    this.nanoClock = nanoClock;
+    this.nextReload = new AtomicLong(nanoClock.getAsLong() + reloadNanos);
+    List<String> secrets = read(true);
+    this.keys = new Keys(secrets, 0);
+  }
+
+  /** The keys of {@code settings}; throws the settings' error when a secret file cannot be read. */
+  public static TokenKeys from(HttpSettings settings) {
+    return from(settings, System::nanoTime);
+  }
+
+  static TokenKeys from(HttpSettings settings, LongSupplier nanoClock) {
+    return new TokenKeys(
+        source("relay.secret", settings.secret(), settings.secretFile(), false),
+        source("relay.secret-previous", settings.secretPrevious(), settings.secretPreviousFile(), true),
+        settings.secretReloadInterval().toNanos(),
+        nanoClock);
+  }
+
+  private static Source source(String setting, String value, String file, boolean optional) {
+    if (!value.isEmpty() && !file.isEmpty()) {
+      throw SettingsReader.invalid(setting, "set the secret or the file that holds it, not both");
+    }
+    return new Source(setting, value, file.isEmpty() ? null : Path.of(file), optional);
+  }
+
+  /** Whether no secret is set: tokens are checked against the documented development key. */
+  public boolean devMode() {
+    return !current.isSet();
+  }
+
+  /**
+   * The keys now, the current first; reads the files again first when the reload interval has
+   * passed since they were last read (on one caller's thread, the others going on with the keys
+   * they have).
+   */
+  Keys keys() {
+    long now = nanoClock.getAsLong();
+    long due = nextReload.get();
+    if (now - due >= 0 && (current.file() != null || previous.file() != null) && nextReload.compareAndSet(due, now + reloadNanos)) {
+      List<String> secrets = read(false);
+      Keys before = keys;
+      if (secrets != null && !secrets.equals(before.secrets())) {
+        keys = new Keys(secrets, before.version() + 1);
+        LOG.info("access token keys read again from their files: {} in use", secrets.size() == 1 ? "one secret" : "the current and the previous secret");
+      }
+    }
+    return keys;
+  }
+
+  /** The current secret: what the node signs with (the {@code relay token} command). */
+  public String currentSecret() {
+    return keys().secrets().get(0);
+  }
+
+  /** The secrets, the current first; null when a file could not be read after the start. */
+  private List<String> read(boolean atStart) {
+    List<String> secrets = new ArrayList<>(2);
+    String now = read(current, atStart);
+    String before = read(previous, atStart);
+    if (now == null || before == null) {
+      return null;
+    }
+    secrets.add(now.isEmpty() ? HttpSettings.DEV_SECRET : now);
+    if (!before.isEmpty()) {
+      secrets.add(before);
+    }
+    return List.copyOf(secrets);
+  }
+
+  /** The secret of {@code source}: its value, its file's text without surrounding white space, or "" if unset. */
+  private static String read(Source source, boolean atStart) {
+    if (source.file() == null) {
+      return source.value();
+    }
+    try {
+      if (source.optional() && !Files.exists(source.file())) {
+        return ""; // no rotation under way
+      }
+      String secret = Files.readString(source.file(), StandardCharsets.UTF_8).strip();
+      if (secret.isEmpty() && !source.optional()) {
+        throw new IOException("the file is empty");
+      }
+      return secret;
+    } catch (IOException e) {
+      if (atStart) {
+        throw SettingsReader.invalid(source.setting() + "-file", "cannot read the secret from " + source.file() + ": " + e.getMessage());
+      }
+      LOG.warn("cannot read the secret of {}-file from {} ({}); the keys in use stay as they were", source.setting(), source.file(), e.toString());
+      return null;
+    }
+  }
+}

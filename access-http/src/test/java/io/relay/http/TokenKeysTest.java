@@ -1,0 +1,145 @@
+package io.relay.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import io.relay.config.SettingsReader;
+import io.relay.testing.Tokens;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The keys access tokens are checked against: a secret read from a file and read again when it
+ * changes, without a restart, and a previous secret accepted during a rotation.
+ */
+class TokenKeysTest {
+  private static final String OLD = "old-secret-0123456789abcdef-0123456789abcdef";
+  private static final String NEW = "new-secret-0123456789abcdef-0123456789abcdef";
+  private static final Duration RELOAD = Duration.ofSeconds(10);
+
+  @TempDir Path dir;
+  /** The keys' clock, in nanoseconds: the test moves it past the reload interval. */
+  private final AtomicLong nanos = new AtomicLong();
+
+  private HttpSettings settings(Map<String, String> secrets) {
+    Map<String, Object> config = new HashMap<>(secrets);
+    config.put("relay.audience", Tokens.AUDIENCE);
+    config.put("relay.secret-reload-interval", RELOAD.toMillis() + "ms");
+    return HttpSettings.create(ConfigFactory.parseMap(config).withFallback(ConfigFactory.load()));
+  }
+
+  private TokenVerifier verifier(HttpSettings settings, int cacheSize) {
+    TokenKeys keys = TokenKeys.from(settings, nanos::get);
+    return new TokenVerifier(settings, keys, cacheSize, () -> {}, () -> System.currentTimeMillis() / 1000);
+  }
+
+  private static String signedWith(String secret) {
+    return Tokens.sign(Tokens.session("lab", List.of("read"), "b1").build(), secret);
+  }
+
+  private static boolean accepts(TokenVerifier verifier, String token) {
+    try {
+      verifier.verify(Optional.of(token));
+      return true;
+    } catch (ApiException refused) {
+      assertEquals(401, refused.status());
+      return false;
+    }
+  }
+
+  private Path file(String name, String secret) throws IOException {
+    return Files.writeString(dir.resolve(name), secret + "\n"); // as editors and kubectl write them
+  }
+
+  @Test
+  void aSecretFromAFileIsReadAgainOnceTheReloadIntervalHasPassed() throws IOException {
+    Path secret = file("secret", OLD);
+    TokenVerifier verifier = verifier(settings(Map.of("relay.secret-file", secret.toString())), 100);
+    assertTrue(accepts(verifier, signedWith(OLD)), "the file's secret, its newline stripped");
+    assertFalse(accepts(verifier, signedWith(NEW)));
+
+    file("secret", NEW); // rotated on disk, as Kubernetes updates a mounted secret
+    assertTrue(accepts(verifier, signedWith(OLD)), "not read again before the interval");
+    nanos.addAndGet(RELOAD.toNanos());
+    assertTrue(accepts(verifier, signedWith(NEW)), "read again after the interval, without a restart");
+    assertFalse(accepts(verifier, signedWith(OLD)), "the old secret, not named as the previous one, is refused, cached or not");
+  }
+
+  @Test
+  void duringARotationTokensOfThePreviousSecretAreAcceptedToo() throws IOException {
+    Path previous = file("previous", OLD);
+    TokenVerifier byValue = verifier(settings(Map.of("relay.secret", NEW, "relay.secret-previous", OLD)), 0);
+    TokenVerifier byFile =
+        verifier(settings(Map.of("relay.secret-file", file("secret", NEW).toString(), "relay.secret-previous-file", previous.toString())), 0);
+    for (TokenVerifier verifier : List.of(byValue, byFile)) {
+      assertTrue(accepts(verifier, signedWith(NEW)));
+      assertTrue(accepts(verifier, signedWith(OLD)), "the previous secret's tokens are still valid");
+      assertFalse(accepts(verifier, signedWith("a-third-secret-0123456789abcdef-0123456789")));
+    }
+    // the rotation ends: the previous secret's file goes (its key is removed from the Secret)
+    Files.delete(previous);
+    nanos.addAndGet(RELOAD.toNanos());
+    assertFalse(accepts(byFile, signedWith(OLD)), "once the previous secret is gone, its tokens are refused");
+    assertTrue(accepts(byFile, signedWith(NEW)));
+  }
+
+  @Test
+  void aPreviousSecretsFileMissingAtTheStartMeansNoRotationIsUnderWay() throws IOException {
+    TokenVerifier verifier =
+        verifier(settings(Map.of("relay.secret", NEW, "relay.secret-previous-file", dir.resolve("previous").toString())), 0);
+    assertTrue(accepts(verifier, signedWith(NEW)));
+    assertFalse(accepts(verifier, signedWith(OLD)));
+    file("previous", OLD); // a rotation begins: the Secret gets its previous key
+    nanos.addAndGet(RELOAD.toNanos());
+    assertTrue(accepts(verifier, signedWith(OLD)), "the previous secret, once its file appears");
+  }
+
+  @Test
+  void aFileThatCannotBeReadAfterTheStartLeavesTheKeysAsTheyWere() throws IOException {
+    Path secret = file("secret", OLD);
+    TokenVerifier verifier = verifier(settings(Map.of("relay.secret-file", secret.toString())), 0);
+    Files.delete(secret); // between the old file's removal and the new one's arrival
+    nanos.addAndGet(RELOAD.toNanos());
+    assertTrue(accepts(verifier, signedWith(OLD)), "a missing file does not take the key away");
+    Files.writeString(secret, "  \n");
+    nanos.addAndGet(RELOAD.toNanos());
+    assertTrue(accepts(verifier, signedWith(OLD)), "neither does an empty one");
+  }
+
+  @Test
+  void aSecretFileThatCannotBeReadAtTheStartOrASecretSetTwiceStopsTheNode() throws IOException {
+    SettingsReader.InvalidSettingException missing =
+        assertThrows(
+            SettingsReader.InvalidSettingException.class,
+            () -> TokenKeys.from(settings(Map.of("relay.secret-file", dir.resolve("none").toString()))));
+    assertTrue(missing.getMessage().contains("RELAY_SECRET_FILE"), missing.getMessage());
+    SettingsReader.InvalidSettingException both =
+        assertThrows(
+            SettingsReader.InvalidSettingException.class,
+            () -> TokenKeys.from(settings(Map.of("relay.secret", OLD, "relay.secret-file", file("secret", NEW).toString()))));
+    assertTrue(both.getMessage().contains("not both"), both.getMessage());
+  }
+
+  @Test
+  void withoutASecretOrAFileTheNodeIsInDevelopmentMode() throws IOException {
+    HttpSettings none = settings(Map.of());
+    assertTrue(none.devMode());
+    assertTrue(TokenKeys.from(none).devMode());
+    assertTrue(accepts(verifier(none, 0), signedWith(HttpSettings.DEV_SECRET)));
+    HttpSettings fromFile = settings(Map.of("relay.secret-file", file("secret", OLD).toString()));
+    assertFalse(fromFile.devMode(), "a secret file is a real secret");
+    assertFalse(TokenKeys.from(fromFile).devMode());
+  }
+}
