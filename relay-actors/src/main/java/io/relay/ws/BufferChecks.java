@@ -2,6 +2,8 @@ package io.relay.ws;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -11,7 +13,7 @@ import org.slf4j.LoggerFactory;
  * was held or written after its last holder let go, an array given back to {@link ReadArrays}
  * twice or written after it was given back. Any of them can send one message's bytes to another
  * session's reader, so each is counted ({@code relay_buffer_faults_total}) and logged at ERROR
- * with the stack of the code that made it, whatever the mode.
+ * with the stack of the code that made it (at most one a minute, unless the checks are on).
  *
  * <p>With the system property {@value #PROPERTY} set to {@code true} (every test run sets it) the
  * node also checks what costs time: each array given back is filled with {@link #POISON}, so a
@@ -31,6 +33,9 @@ public final class BufferChecks {
   private static final Logger LOG = LoggerFactory.getLogger(BufferChecks.class);
   private static final LongAdder COUNT = new LongAdder();
   private static final List<IllegalStateException> FAULTS = new ArrayList<>();
+  /** Without the checks on, at most one fault is logged a minute (the count goes on). */
+  private static final long LOG_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
+  private static final AtomicLong LAST_LOGGED = new AtomicLong(System.nanoTime() - LOG_EVERY_NANOS);
 
   private BufferChecks() {}
 
@@ -41,7 +46,11 @@ public final class BufferChecks {
   static void fault(String what, Throwable earlier) {
     IllegalStateException fault = new IllegalStateException(what, earlier);
     COUNT.increment();
-    LOG.error("buffer accounting fault: {}", what, fault);
+    long now = System.nanoTime();
+    long last = LAST_LOGGED.get();
+    if (ON || now - last >= LOG_EVERY_NANOS && LAST_LOGGED.compareAndSet(last, now)) {
+      LOG.error("buffer accounting fault ({} so far): {}", COUNT.sum(), what, fault);
+    }
     if (ON) {
       synchronized (FAULTS) {
         FAULTS.add(fault);
