@@ -129,6 +129,7 @@ public final class Churn implements Callable<Integer> {
   private final LongAdder refusals = new LongAdder();
   private final LongAdder denies = new LongAdder();
   private final LongAdder deniedCloses = new LongAdder();
+  private final LongAdder readerErrors = new LongAdder();
   private final ConcurrentLinkedQueue<String> samples = new ConcurrentLinkedQueue<>();
   private final List<Session> open = new ArrayList<>();
   private volatile boolean stopping;
@@ -204,6 +205,7 @@ public final class Churn implements Callable<Integer> {
     r.put("abruptCloses", abruptCloses.sum());
     r.put("denies", denies.sum());
     r.put("closedByDeny", deniedCloses.sum());
+    r.put("readerFailures", readerErrors.sum());
     r.put("refusedCodes", refusals.sum());
     r.put("nodeBufferFaults", nodeFaults());
     r.put("samples", List.copyOf(samples));
@@ -230,6 +232,7 @@ public final class Churn implements Callable<Integer> {
           if (status == 204) {
             denies.increment();
             topic.denied = true;
+            topic.deniedAt = System.nanoTime();
             timers.schedule(() -> relay.denyOrAllow(false, topic.booking, until).thenAccept(s -> topic.denied = false), (long) (denyFor * 1000), TimeUnit.MILLISECONDS);
           } else {
             sample("a deny was answered " + status);
@@ -350,6 +353,14 @@ public final class Churn implements Callable<Integer> {
     final Writer writer;
     final String readerToken;
     volatile boolean denied;
+    /** When its booking was last denied (System.nanoTime), or 0. */
+    volatile long deniedAt;
+
+    /** For a sample: how long ago the topic's booking was last denied, if ever. */
+    String sinceDeny() {
+      long at = deniedAt;
+      return at == 0 ? "" : " " + (System.nanoTime() - at) / 1_000_000 + " ms after its booking was denied";
+    }
 
     Topic(int id, String name) {
       this.id = id;
@@ -546,6 +557,10 @@ public final class Churn implements Callable<Integer> {
 
       @Override
       public void onWebSocketError(Throwable cause) {
+        if (!over && !stopping) {
+          readerErrors.increment();
+          sample("topic " + topic.id + ": a reader's connection failed" + topic.sinceDeny() + ": " + cause);
+        }
         serverEnded(-1);
       }
 
@@ -560,8 +575,8 @@ public final class Churn implements Callable<Integer> {
         over = true;
         if (code == 4003) {
           deniedCloses.increment();
-        } else if (!stopping) {
-          sample("topic " + topic.id + ": a reader's connection ended with " + code + (topic.denied ? " while denied" : ""));
+        } else if (!stopping && code != -1) {
+          sample("topic " + topic.id + ": a reader's connection ended with " + code + topic.sinceDeny());
         }
         if (!stopping) {
           timers.schedule(Reader.this::connect, 100, TimeUnit.MILLISECONDS);
