@@ -3,37 +3,84 @@ package io.relay.http;
 import io.relay.config.SettingsReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
+import java.security.Principal;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
+import java.security.Signature;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
-import javax.net.ssl.KeyManagerFactory;
+import java.security.cert.X509Certificate;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.X509ExtendedKeyManager;
 import org.apache.pekko.pki.pem.DERPrivateKeyLoader;
 import org.apache.pekko.pki.pem.PEMDecoder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Builds the HTTPS/WSS context from RELAY_TLS_CERT (PEM chain) and RELAY_TLS_KEY (PEM key). */
+/**
+ * Builds the HTTPS/WSS context from RELAY_TLS_CERT (PEM chain) and RELAY_TLS_KEY (PEM key).
+ *
+ * <p>The files are read again at most once per {@code relay.secret-reload-interval}, at a TLS
+ * handshake: a certificate renewed on disk (cert-manager writes a new certificate and key into the
+ * mounted Secret) is presented from the next handshakes on, without a restart. A pair that cannot
+ * be read, or whose key does not match its certificate (one file written and not the other yet),
+ * leaves the pair in use as it was and is logged; at the start it stops the node.
+ */
 public final class TlsContext {
-  private static final char[] NO_PASSWORD = new char[0];
+  private static final Logger LOG = LoggerFactory.getLogger(TlsContext.class);
 
   private TlsContext() {}
 
   /**
-   * Loads the certificate chain and private key named by the settings.
+   * The context for the certificate chain and private key named by the settings.
    *
-   * @throws SettingsReader.InvalidSettingException when either file cannot be read or parsed
+   * @throws SettingsReader.InvalidSettingException when either file cannot be read or parsed, or
+   *     the key does not match the certificate
    */
   public static SSLContext load(HttpSettings settings) {
-    Certificate[] chain;
+    return load(settings, System::nanoTime);
+  }
+
+  static SSLContext load(HttpSettings settings, LongSupplier nanoClock) {
+    Path cert = Path.of(settings.tlsCert());
+    Path key = Path.of(settings.tlsKey());
     try {
-      byte[] pem = Files.readAllBytes(Path.of(settings.tlsCert()));
-      chain = CertificateFactory.getInstance("X.509").generateCertificates(new ByteArrayInputStream(pem)).toArray(new Certificate[0]);
-    } catch (IOException | GeneralSecurityException e) {
+      SSLContext context = SSLContext.getInstance("TLS");
+      context.init(
+          new X509ExtendedKeyManager[] {new ReloadingKeys(cert, key, settings.secretReloadInterval().toNanos(), nanoClock)},
+          null,
+          new SecureRandom());
+      return context;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("no TLS implementation in this JVM", e);
+    }
+  }
+
+  /** A certificate chain and its private key, numbered in the order they were read. */
+  private record Pair(long version, X509Certificate[] chain, PrivateKey key) {
+    String alias() {
+      return "relay-" + version;
+    }
+  }
+
+  /** Reads the pair, checking that the key is the certificate's; throws the settings' error. */
+  private static Pair read(Path certFile, Path keyFile, long version) {
+    X509Certificate[] chain;
+    try {
+      byte[] pem = Files.readAllBytes(certFile);
+      chain =
+          CertificateFactory.getInstance("X.509").generateCertificates(new ByteArrayInputStream(pem)).stream()
+              .map(c -> (X509Certificate) c)
+              .toArray(X509Certificate[]::new);
+    } catch (IOException | GeneralSecurityException | ClassCastException e) {
       throw SettingsReader.invalid("relay.tls-cert", "cannot read a PEM certificate chain: " + e.getMessage());
     }
     if (chain.length == 0) {
@@ -41,21 +88,137 @@ public final class TlsContext {
     }
     PrivateKey key;
     try {
-      key = DERPrivateKeyLoader.load(PEMDecoder.decode(Files.readString(Path.of(settings.tlsKey()), StandardCharsets.US_ASCII)));
+      key = DERPrivateKeyLoader.load(PEMDecoder.decode(Files.readString(keyFile, StandardCharsets.US_ASCII)));
     } catch (IOException | RuntimeException e) {
       throw SettingsReader.invalid("relay.tls-key", "cannot read a PEM private key: " + e.getMessage());
     }
+    if (!matches(key, chain[0])) {
+      throw SettingsReader.invalid("relay.tls-key", "does not match the certificate");
+    }
+    return new Pair(version, chain, key);
+  }
+
+  /** Whether {@code key} signs what {@code cert}'s public key verifies. */
+  private static boolean matches(PrivateKey key, Certificate cert) {
+    String algorithm =
+        switch (key.getAlgorithm()) {
+          case "RSA" -> "SHA256withRSA";
+          case "EC" -> "SHA256withECDSA";
+          case "Ed25519", "EdDSA" -> "Ed25519";
+          default -> null;
+        };
+    if (algorithm == null) {
+      return true; // a kind of key this check does not know: the handshakes will tell
+    }
     try {
-      KeyStore store = KeyStore.getInstance("PKCS12");
-      store.load(null, NO_PASSWORD);
-      store.setKeyEntry("relay", key, NO_PASSWORD, chain);
-      KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-      keys.init(store, NO_PASSWORD);
-      SSLContext context = SSLContext.getInstance("TLS");
-      context.init(keys.getKeyManagers(), null, new SecureRandom());
-      return context;
-    } catch (IOException | GeneralSecurityException e) {
-      throw SettingsReader.invalid("relay.tls-key", "does not match the certificate: " + e.getMessage());
+      byte[] probe = "relay key check".getBytes(StandardCharsets.US_ASCII);
+      Signature signer = Signature.getInstance(algorithm);
+      signer.initSign(key);
+      signer.update(probe);
+      byte[] signature = signer.sign();
+      Signature verifier = Signature.getInstance(algorithm);
+      verifier.initVerify(cert.getPublicKey());
+      verifier.update(probe);
+      return verifier.verify(signature);
+    } catch (GeneralSecurityException e) {
+      return false;
+    }
+  }
+
+  /**
+   * The server's key manager: one pair, read again from its files when the reload interval has
+   * passed. A handshake picks an alias that names the pair it began with, so that its chain and key
+   * are of the same pair even while a new one is read; the pair before the last stays known for the
+   * handshakes that began with it.
+   */
+  private static final class ReloadingKeys extends X509ExtendedKeyManager {
+    private final Path certFile;
+    private final Path keyFile;
+    private final long reloadNanos;
+    private final LongSupplier nanoClock;
+    private final AtomicLong nextReload;
+    private volatile Pair current;
+    private volatile Pair before;
+
+    ReloadingKeys(Path certFile, Path keyFile, long reloadNanos, LongSupplier nanoClock) {
+      this.certFile = certFile;
+      this.keyFile = keyFile;
+      this.reloadNanos = reloadNanos;
+      this.nanoClock = nanoClock;
+      this.nextReload = new AtomicLong(nanoClock.getAsLong() + reloadNanos);
+      this.current = read(certFile, keyFile, 0);
+      this.before = current;
+    }
+
+    /** The pair to present now, read again first when the interval has passed. */
+    private Pair now() {
+      long now = nanoClock.getAsLong();
+      long due = nextReload.get();
+      if (now - due >= 0 && nextReload.compareAndSet(due, now + reloadNanos)) {
+        Pair was = current;
+        try {
+          Pair read = read(certFile, keyFile, was.version() + 1);
+          if (!read.chain()[0].equals(was.chain()[0]) || !read.key().equals(was.key())) {
+            before = was;
+            current = read;
+            LOG.info("TLS certificate read again from {}: now presenting {}, valid until {}", certFile,
+                read.chain()[0].getSubjectX500Principal().getName(), read.chain()[0].getNotAfter().toInstant());
+          }
+        } catch (SettingsReader.InvalidSettingException e) {
+          LOG.warn("cannot read the TLS certificate and key again ({}); presenting the ones in use", e.getMessage());
+        }
+      }
+      return current;
+    }
+
+    private Pair byAlias(String alias) {
+      Pair now = current;
+      if (now.alias().equals(alias)) {
+        return now;
+      }
+      Pair was = before;
+      return was.alias().equals(alias) ? was : null;
+    }
+
+    @Override
+    public String chooseEngineServerAlias(String keyType, Principal[] issuers, SSLEngine engine) {
+      return chooseServerAlias(keyType, issuers, null);
+    }
+
+    @Override
+    public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
+      Pair pair = now();
+      return keyType == null || keyType.equals(pair.key().getAlgorithm()) || keyType.startsWith(pair.key().getAlgorithm() + "_")
+          ? pair.alias()
+          : null;
+    }
+
+    @Override
+    public String[] getServerAliases(String keyType, Principal[] issuers) {
+      String alias = chooseServerAlias(keyType, issuers, null);
+      return alias == null ? null : new String[] {alias};
+    }
+
+    @Override
+    public X509Certificate[] getCertificateChain(String alias) {
+      Pair pair = byAlias(alias);
+      return pair == null ? null : pair.chain().clone();
+    }
+
+    @Override
+    public PrivateKey getPrivateKey(String alias) {
+      Pair pair = byAlias(alias);
+      return pair == null ? null : pair.key();
+    }
+
+    @Override
+    public String[] getClientAliases(String keyType, Principal[] issuers) {
+      return null; // a server's key manager: it never authenticates as a client
+    }
+
+    @Override
+    public String chooseClientAlias(String[] keyType, Principal[] issuers, Socket socket) {
+      return null;
     }
   }
 }
