@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -109,11 +110,7 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--tls-suite", defaultValue = Tls.DEFAULT_SUITE, description = "The one TLS 1.3 cipher suite offered (default: ${DEFAULT-VALUE}).")
   String tlsSuite;
 
-  @Option(names = "--secret", defaultValue = "${env:RELAY_SECRET}", description = "HS256 key of the node (default: RELAY_SECRET, else the development key).")
-  String secret;
-
-  @Option(names = "--audience", defaultValue = "${env:RELAY_AUDIENCE:-http://127.0.0.1:3000}", description = "aud claim (default: RELAY_AUDIENCE or ${DEFAULT-VALUE}).")
-  String audience;
+  @Mixin NodeKey node;
 
   @Option(names = "--server-pid", split = ",", description = "Server process ids (children included) whose CPU and memory are reported.")
   List<Long> serverPids = new ArrayList<>();
@@ -149,10 +146,9 @@ public final class BenchCommand implements Callable<Integer> {
     if (w.shape() != Workload.Shape.TRAFFIC && connections != null) {
       w = w.withTopics(Math.max(1, connections / w.connectionsPerTopic()));
     }
-    String key = secret == null || secret.isEmpty() ? DEV_SECRET : secret;
     Endpoints endpoints =
         switch (target) {
-          case "relay" -> new Endpoints.Relay(access.get(0), key, audience, tls());
+          case "relay" -> new Endpoints.Relay(access.get(0), node.secret(), node.audience, tls());
           case "nchan" -> new Endpoints.Nchan(nchan);
           default -> throw new IllegalArgumentException("--target must be relay or nchan");
         };

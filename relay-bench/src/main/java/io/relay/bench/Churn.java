@@ -27,6 +27,7 @@ import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -62,11 +63,7 @@ public final class Churn implements Callable<Integer> {
   @Option(names = "--access", defaultValue = "http://127.0.0.1:3000", description = "The node's access API (default: ${DEFAULT-VALUE}).")
   URI access;
 
-  @Option(names = "--secret", defaultValue = "${env:RELAY_SECRET}", description = "HS256 key of the node (default: RELAY_SECRET, else the development key).")
-  String secret;
-
-  @Option(names = "--audience", defaultValue = "${env:RELAY_AUDIENCE:-http://127.0.0.1:3000}", description = "aud claim (default: RELAY_AUDIENCE or ${DEFAULT-VALUE}).")
-  String audience;
+  @Mixin NodeKey node;
 
   @Option(names = "--metrics", description = "The node's Prometheus endpoint, for relay_buffer_faults_total (e.g. http://127.0.0.1:8558/metrics).")
   URI metrics;
@@ -147,7 +144,7 @@ public final class Churn implements Callable<Integer> {
     if (minBytes < HEAD || maxBytes < minBytes) {
       throw new IllegalArgumentException("frames are at least " + HEAD + " bytes, and --max-bytes at least --min-bytes");
     }
-    relay = new Endpoints.Relay(access, secret == null || secret.isEmpty() ? BenchCommand.DEV_SECRET : secret, audience, null);
+    relay = new Endpoints.Relay(access, node.secret(), node.audience, null);
     client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
     sockets = new WebSocketClient();
     sockets.setMaxBinaryMessageSize(maxBytes);
