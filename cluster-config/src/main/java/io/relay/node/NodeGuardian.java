@@ -109,6 +109,7 @@ final class NodeGuardian {
     metrics.counter(
         "relay_read_arrays_new", "Large socket reads that needed a new array, none of their size being free (JVM-wide)", ReadArrays::made);
     metrics.gauge("relay_read_arrays_pooled_bytes", "Bytes of the free read arrays kept for later reads (JVM-wide)", ReadArrays::pooledBytes);
+    metrics.info("relay_build", "The node's build", "version", RelayCli.version());
     metrics.counter(
         "relay_buffer_faults",
         "Faults in the accounting of relayed frames: let go of more often than held, or used after their last holder let go (JVM-wide; any is a bug, logged at ERROR)",

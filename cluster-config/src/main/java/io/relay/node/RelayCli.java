@@ -48,12 +48,17 @@ public final class RelayCli implements Callable<Integer> {
     }
   }
 
+  /** This build's version, from the jar's manifest; "development build" outside the jar (tests, an IDE). */
+  static String version() {
+    String version = RelayCli.class.getPackage().getImplementationVersion();
+    return version == null ? "development build" : version;
+  }
+
   /** Reports the version from the jar's manifest. */
   static final class Version implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
-      String version = RelayCli.class.getPackage().getImplementationVersion();
-      return new String[] {"relay " + (version == null ? "development build" : version)};
+      return new String[] {"relay " + version()};
     }
   }
 }

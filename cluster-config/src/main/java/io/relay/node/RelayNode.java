@@ -135,6 +135,7 @@ public final class RelayNode {
 
   /** Starts a node; it joins its cluster and binds its servers in the background. */
   static ActorSystem<Void> start(Settings settings) {
+    LOG.info("relay {} starting", RelayCli.version());
     if (settings.http().devMode()) {
       LOG.warn(
           "Neither RELAY_SECRET nor RELAY_SECRET_FILE is set: DEVELOPMENT MODE. Tokens are checked against the documented "

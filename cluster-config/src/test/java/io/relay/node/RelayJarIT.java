@@ -85,6 +85,13 @@ class RelayJarIT {
         Duration.ofSeconds(30),
         () -> (uri[0] = postSession(token)) != null);
     System.out.printf("relay.jar served its first code %.1f s after start%n", (System.nanoTime() - started) / 1e9);
+    String version = System.getProperty("relay.version");
+    assertTrue(contains(log, "relay " + version + " starting"), "the log's start line names the build " + version);
+    String metrics =
+        HttpClient.newHttpClient()
+            .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:8558/metrics")).build(), HttpResponse.BodyHandlers.ofString())
+            .body();
+    assertTrue(metrics.contains("relay_build_info{version=\"" + version + "\"} 1"), "relay_build_info names the build " + version);
     String pending = postSession(token);
     String code = pending.replaceAll(".*code=", "");
     for (int port : new int[] {3000, 3001}) {
@@ -105,6 +112,14 @@ class RelayJarIT {
     String output = Files.readString(log, StandardCharsets.ISO_8859_1);
     assertTrue(!output.contains(token.split("\\.")[1]) && !output.contains(token.split("\\.")[2]), "the log never holds the token");
     assertTrue(!output.contains(code) && !output.contains("code="), "the log never holds a code or a query string");
+  }
+
+  @Test
+  void reportsItsVersion() throws Exception {
+    Path out = log("relay-version");
+    Process version = run(Map.of(), out, "--version");
+    assertTrue(version.waitFor(30, TimeUnit.SECONDS), "relay --version did not finish");
+    assertEquals("relay " + System.getProperty("relay.version"), Files.readString(out).strip());
   }
 
   /**

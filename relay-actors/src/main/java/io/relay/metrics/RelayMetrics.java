@@ -3,6 +3,7 @@ package io.relay.metrics;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.function.LongSupplier;
 
@@ -114,6 +115,11 @@ public final class RelayMetrics {
         .help(help)
         .callback(callback -> callback.call(value.getAsLong()))
         .register(registry);
+  }
+
+  /** Registers an info metric ({@code <name>_info}, always 1) whose one label carries {@code value}. */
+  public void info(String name, String help, String label, String value) {
+    Info.builder().name(name).help(help).labelNames(label).register(registry).setLabelValues(value);
   }
 
   public PrometheusRegistry registry() {
