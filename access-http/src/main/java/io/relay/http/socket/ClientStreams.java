@@ -1,20 +1,18 @@
 package io.relay.http.socket;
 
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.stream.ActorMaterializer;
-import org.apache.pekko.stream.ActorMaterializerSettings;
+import org.apache.pekko.stream.ActorAttributes;
 import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.javadsl.RunnableGraph;
 
 /**
- * The materializer of the node's client connections: their streams run on a dispatcher of their
- * own, {@code relay-connections-dispatcher} (one thread per core, this module's reference.conf,
- * and the client ports' selector threads for what they wake while idle: {@link SelectorRuns}),
- * apart from the default dispatcher, where the actors and the management port's routes and
- * health checks run: {@code /ready} and {@code /metrics} answer while the connections keep every
- * core busy.
- *
- * <p>{@link ActorMaterializerSettings#withDispatcher} is deprecated in Pekko, but no other API
- * gives a materializer a default dispatcher other than the system materializer's.
+ * How the node's client connections' streams run: on a dispatcher of their own, {@code
+ * relay-connections-dispatcher} (one thread per core, this module's reference.conf, and the client
+ * ports' selector threads for what they wake while idle: {@link SelectorRuns}), apart from the
+ * default dispatcher, where the actors and the management port's routes and health checks run:
+ * {@code /ready} and {@code /metrics} answer while the connections keep every core busy. The
+ * dispatcher is an attribute of each connection's graph ({@link #run}), on a materializer of their
+ * own.
  */
 public final class ClientStreams {
   /** The dispatcher the node's client connections run on. */
@@ -22,9 +20,13 @@ public final class ClientStreams {
 
   private ClientStreams() {}
 
-  @SuppressWarnings("deprecation")
+  /** The materializer of the node's client connections, apart from the system's. */
   public static Materializer materializer(ActorSystem<?> system) {
-    return ActorMaterializer.create(
-        ActorMaterializerSettings.create(system.classicSystem()).withDispatcher(DISPATCHER), system.classicSystem(), "client-streams");
+    return Materializer.createMaterializer(system);
+  }
+
+  /** Runs a connection's graph on the connections' dispatcher. */
+  static <M> M run(RunnableGraph<M> graph, Materializer materializer) {
+    return graph.withAttributes(ActorAttributes.dispatcher(DISPATCHER)).run(materializer);
   }
 }

@@ -40,7 +40,7 @@ final class HttpConnections {
 
   private void materialize(SocketEndpoint endpoint, ByteString unread) {
     try {
-      handler.join(layer.join(Flow.fromGraph(SocketStage.http(endpoint, server.writeBufferBytes(), unread)))).run(server.materializer());
+      ClientStreams.run(handler.join(layer.join(Flow.fromGraph(SocketStage.http(endpoint, server.writeBufferBytes(), unread)))), server.materializer());
     } catch (RuntimeException e) {
       server.warnings().warn("could not start serving a connection", e);
       endpoint.close();

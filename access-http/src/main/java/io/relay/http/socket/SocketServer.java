@@ -428,9 +428,7 @@ public final class SocketServer {
         user.useSocket(direct ? SocketStage.output(endpoint) : null, endpoint);
         written = user::written;
       }
-      Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread, direct, written))
-          .join(flow)
-          .run(materializer);
+      ClientStreams.run(Flow.fromGraph(SocketStage.bytes(endpoint, writeBufferBytes, unwritten, unread, direct, written)).join(flow), materializer);
     } catch (RuntimeException e) {
       warnings.warn("could not switch a connection to its new protocol", e);
       endpoint.reset();

@@ -62,7 +62,7 @@ class SwitchedProtocolTest {
         new OwnRequests() {
           @Override
           public boolean takes(RequestHead head) {
-            return head.path().equals("/echo") || head.path().equals("/sized");
+            return head.path().equals("/echo") || head.path().equals("/sized") || head.path().equals("/thread");
           }
 
           @Override
@@ -75,6 +75,11 @@ class SwitchedProtocolTest {
             if (head.path().equals("/sized")) {
               return CompletableFuture.completedFuture(Answer.switching(RESPONSE, sized));
             }
+            if (head.path().equals("/thread")) {
+              Flow<ByteString, ByteString, ?> where =
+                  Flow.of(ByteString.class).map(bytes -> ByteString.fromString(Thread.currentThread().getName() + "\n"));
+              return CompletableFuture.completedFuture(Answer.switching(RESPONSE, where));
+            }
             Flow<ByteString, ByteString, ?> echo = Flow.of(ByteString.class).mapAsync(1, bytes -> gate.thenApply(open -> bytes));
             return CompletableFuture.completedFuture(Answer.switching(RESPONSE, echo));
           }
@@ -85,6 +90,17 @@ class SwitchedProtocolTest {
   @AfterEach
   void stop() throws Exception {
     TestSockets.terminate(system);
+  }
+
+  @Test
+  void theProtocolRunsOnTheConnectionsThreadsNotOnTheDefaultDispatcher() throws IOException {
+    try (Socket socket = switched("/thread")) {
+      socket.getOutputStream().write('x');
+      String thread = new java.io.BufferedReader(new java.io.InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+      assertTrue(
+          thread.contains(ClientStreams.DISPATCHER) || thread.startsWith("relay-socket-selector-"),
+          "the connection's stream ran on " + thread + ", not on the connections' dispatcher or a selector");
+    }
   }
 
   @Test
