@@ -15,7 +15,6 @@ import java.security.Signature;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
@@ -55,7 +54,7 @@ public final class TlsContext {
     try {
       SSLContext context = SSLContext.getInstance("TLS");
       context.init(
-          new X509ExtendedKeyManager[] {new ReloadingKeys(cert, key, settings.secretReloadInterval().toNanos(), nanoClock)},
+          new X509ExtendedKeyManager[] {new ReloadingKeys(cert, key, new ReloadInterval(settings.secretReloadInterval(), nanoClock))},
           null,
           new SecureRandom());
       return context;
@@ -134,27 +133,21 @@ public final class TlsContext {
   private static final class ReloadingKeys extends X509ExtendedKeyManager {
     private final Path certFile;
     private final Path keyFile;
-    private final long reloadNanos;
-    private final LongSupplier nanoClock;
-    private final AtomicLong nextReload;
+    private final ReloadInterval reload;
     private volatile Pair current;
     private volatile Pair before;
 
-    ReloadingKeys(Path certFile, Path keyFile, long reloadNanos, LongSupplier nanoClock) {
+    ReloadingKeys(Path certFile, Path keyFile, ReloadInterval reload) {
       this.certFile = certFile;
       this.keyFile = keyFile;
-      this.reloadNanos = reloadNanos;
-      this.nanoClock = nanoClock;
-      this.nextReload = new AtomicLong(nanoClock.getAsLong() + reloadNanos);
+      this.reload = reload;
       this.current = read(certFile, keyFile, 0);
       this.before = current;
     }
 
     /** The pair to present now, read again first when the interval has passed. */
     private Pair now() {
-      long now = nanoClock.getAsLong();
-      long due = nextReload.get();
-      if (now - due >= 0 && nextReload.compareAndSet(due, now + reloadNanos)) {
+      if (reload.due()) {
         Pair was = current;
         try {
           Pair read = read(certFile, keyFile, was.version() + 1);

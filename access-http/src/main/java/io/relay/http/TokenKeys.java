@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * read, or holds nothing, after the start leaves the keys as they were and is logged; at the start
  * it stops the node. The previous secret's file is there only during a rotation: missing or empty,
  * there is no previous secret. Neither secret set is the development mode ({@link
- * HttpSettings#DEV_SECRET}).
+ * HttpSettings#devMode}, {@link HttpSettings#DEV_SECRET}).
  */
 public final class TokenKeys {
   private static final Logger LOG = LoggerFactory.getLogger(TokenKeys.class);
@@ -32,28 +31,21 @@ public final class TokenKeys {
    * Where a secret comes from: a value, or a file (null for none). An optional file (the previous
    * secret's) that is missing or empty means no secret; the current secret's file must hold one.
    */
-  private record Source(String setting, String value, Path file, boolean optional) {
-    boolean isSet() {
-      return !value.isEmpty() || file != null;
-    }
-  }
+  private record Source(String setting, String value, Path file, boolean optional) {}
 
   /** The secrets in use, the current first, and how often they changed before. */
   record Keys(List<String> secrets, long version) {}
 
   private final Source current;
   private final Source previous;
-  private final long reloadNanos;
-  private final LongSupplier nanoClock;
-  private final AtomicLong nextReload;
+  /** Null when no secret comes from a file: there is nothing to read again. */
+  private final ReloadInterval reload;
   private volatile Keys keys;
 
-  private TokenKeys(Source current, Source previous, long reloadNanos, LongSupplier nanoClock) {
+  private TokenKeys(Source current, Source previous, ReloadInterval reload) {
     this.current = current;
     this.previous = previous;
-    this.reloadNanos = reloadNanos;
-    this.nanoClock = nanoClock;
-    this.nextReload = new AtomicLong(nanoClock.getAsLong() + reloadNanos);
+    this.reload = current.file() != null || previous.file() != null ? reload : null;
     List<String> secrets = read(true);
     this.keys = new Keys(secrets, 0);
   }
@@ -67,8 +59,7 @@ public final class TokenKeys {
     return new TokenKeys(
         source("relay.secret", settings.secret(), settings.secretFile(), false),
         source("relay.secret-previous", settings.secretPrevious(), settings.secretPreviousFile(), true),
-        settings.secretReloadInterval().toNanos(),
-        nanoClock);
+        new ReloadInterval(settings.secretReloadInterval(), nanoClock));
   }
 
   private static Source source(String setting, String value, String file, boolean optional) {
@@ -78,20 +69,13 @@ public final class TokenKeys {
     return new Source(setting, value, file.isEmpty() ? null : Path.of(file), optional);
   }
 
-  /** Whether no secret is set: tokens are checked against the documented development key. */
-  public boolean devMode() {
-    return !current.isSet();
-  }
-
   /**
    * The keys now, the current first; reads the files again first when the reload interval has
    * passed since they were last read (on one caller's thread, the others going on with the keys
    * they have).
    */
   Keys keys() {
-    long now = nanoClock.getAsLong();
-    long due = nextReload.get();
-    if (now - due >= 0 && (current.file() != null || previous.file() != null) && nextReload.compareAndSet(due, now + reloadNanos)) {
+    if (reload != null && reload.due()) {
       List<String> secrets = read(false);
       Keys before = keys;
       if (secrets != null && !secrets.equals(before.secrets())) {
@@ -100,11 +84,6 @@ public final class TokenKeys {
       }
     }
     return keys;
-  }
-
-  /** The current secret: what the node signs with (the {@code relay token} command). */
-  public String currentSecret() {
-    return keys().secrets().get(0);
   }
 
   /** The secrets, the current first; null when a file could not be read after the start. */

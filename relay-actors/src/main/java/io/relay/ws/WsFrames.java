@@ -226,16 +226,15 @@ public final class WsFrames {
       if (!counted) {
         return;
       }
-      Throwable previous = lastRelease;
+      int left = HOLDERS.decrementAndGet(this);
+      if (left < 0) {
+        BufferChecks.fault("a frame was let go of more often than it was held", lastRelease);
+        return;
+      }
       if (BufferChecks.ON) {
         lastRelease = new Throwable("the holder before let go here");
       }
-      int left = HOLDERS.decrementAndGet(this);
       if (left > 0) {
-        return;
-      }
-      if (left < 0) {
-        BufferChecks.fault("a frame was let go of more often than it was held", previous);
         return;
       }
       if (budget != null) {
