@@ -9,6 +9,7 @@ import io.relay.deny.DenyVerdicts;
 import io.relay.http.log.WarningLimiter;
 import io.relay.metrics.RelayMetrics;
 import io.relay.topic.Connection;
+import io.relay.topic.ConnectionHandler;
 import io.relay.topic.TopicActor;
 import io.relay.topic.TopicRegistry;
 import io.relay.ws.Handshake;
@@ -22,15 +23,11 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
-import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.stream.FlowShape;
-import org.apache.pekko.stream.Graph;
-import org.apache.pekko.util.ByteString;
 
 /**
- * Admits a WebSocket client to its topic once {@link RelayHandshake} has read its upgrade
+ * Admits a WebSocket client to its topic once {@link RelayUpgrade} has read its upgrade
  * request (on plain and TLS relay ports alike). In order: the topic named by the path, whether the node admits at
  * all now (draining; deny list read from a majority), then, once the caller has checked the
  * upgrade, the one-time code (redeemed cluster-wide, {@link CodeStore}), the booking's deny
@@ -95,14 +92,14 @@ final class Admission {
   }
 
   /**
-   * Redeems {@code code} for {@code topic} and joins the topic: the flow to run over the
-   * connection's bytes once the {@code 101} is written.
+   * Redeems {@code code} for {@code topic} and joins the topic: the handler to serve the
+   * connection's channel once the {@code 101} is written.
    *
    * @param code the request's code, or null when it has none
    * @param userAgent the client's {@code User-Agent}, or empty
    * @param remoteAddress the client's address as its reports show it
    */
-  CompletionStage<Graph<FlowShape<ByteString, ByteString>, NotUsed>> admit(
+  CompletionStage<ConnectionHandler> admit(
       String topic, String code, String userAgent, String remoteAddress) {
     if (code == null || code.isEmpty()) {
       return CompletableFuture.failedFuture(refused("missing", "missing code"));
@@ -122,7 +119,7 @@ final class Admission {
             });
   }
 
-  private CompletionStage<Graph<FlowShape<ByteString, ByteString>, NotUsed>> join(
+  private CompletionStage<ConnectionHandler> join(
       CodeGrant grant, String userAgent, String remoteAddress) {
     DenyList.Verdict verdict = denyVerdicts.verdict(grant.bookingId());
     if (verdict == DenyList.Verdict.UNREAD) {
@@ -147,7 +144,7 @@ final class Admission {
                     refused.message(),
                     refused.retryAfter() == null ? 0 : Math.max(1, refused.retryAfter().toSeconds()));
               }
-              return ((TopicActor.Joined) result).flow();
+              return ((TopicActor.Joined) result).handler();
             });
   }
 

@@ -1,19 +1,26 @@
 package io.relay.http;
 
+import io.netty.channel.ChannelPipeline;
 import io.relay.http.log.WarningLimiter;
-import io.relay.http.socket.OwnRequests;
+import io.relay.http.server.PortCounters;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.ExceptionHandler;
 import org.apache.pekko.http.javadsl.server.RejectionHandler;
 import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.japi.function.Function;
+import org.apache.pekko.stream.Materializer;
 import org.slf4j.LoggerFactory;
 
 /**
- * Builds the access API's route tree, and the requests the node answers from its own reading of
- * request heads: the access API's code requests and the WebSocket relay's upgrades.
+ * Builds the access API's route tree and what serves the node's client ports: the access API's
+ * requests and the WebSocket relay's upgrades.
  */
 public final class HttpApi extends AllDirectives {
   private final HttpSettings settings;
@@ -96,14 +103,19 @@ public final class HttpApi extends AllDirectives {
     return cors.wrap(routes.seal(jsonRejections(), jsonExceptions(guard)));
   }
 
-  /** The code requests of the access API, answered as {@link #accessRoute} answers them. */
-  public OwnRequests accessRequests() {
-    return new SessionRequests(sessions, admissions, cors, busy);
+  /**
+   * What serves an access port's connections, after their TLS and head timeout: Netty reads each
+   * request and {@link #accessRoute} answers it in process ({@link AccessRequests}).
+   */
+  public Consumer<ChannelPipeline> accessPort(PortCounters counters, Duration idleTimeout) {
+    Function<HttpRequest, CompletionStage<HttpResponse>> route = accessRoute().handler(system);
+    Materializer materializer = Materializer.matFromSystem(system);
+    return pipeline -> AccessRequests.install(pipeline, route, materializer, idleTimeout, counters, errors);
   }
 
-  /** The WebSocket relay, answered from the node's own reading of each request head. */
-  public OwnRequests relayHandshake() {
-    return new RelayHandshake(admission, admissions);
+  /** What serves a relay port's connections: the WebSocket upgrade ({@link RelayUpgrade}). */
+  public Consumer<ChannelPipeline> relayPort(PortCounters counters) {
+    return pipeline -> RelayUpgrade.install(pipeline, admission, admissions, counters, errors);
   }
 
   private ExceptionHandler jsonExceptions(AccessGuard guard) {

@@ -1,23 +1,24 @@
 package io.relay.http;
 
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.ssl.SslContext;
+import io.relay.http.server.ClientPorts;
+import io.relay.http.server.PortSettings;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import io.relay.http.log.ServerLog;
-import io.relay.http.socket.SocketServer;
-import io.relay.http.socket.OwnRequests;
-import javax.net.ssl.SSLContext;
+import java.util.function.Consumer;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.http.javadsl.server.Route;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Binds one of the node's HTTP servers: logs the bound address, unbinds on coordinated shutdown,
- * and terminates the node if the port cannot be bound.
+ * Starts the node's client ports ({@link ClientPorts}) within its life: they stop accepting in
+ * coordinated shutdown's unbind phase, close what is still open after the termination deadline,
+ * and a port that cannot be bound terminates the node.
  */
 public final class HttpServer {
   private static final Logger LOG = LoggerFactory.getLogger(HttpServer.class);
@@ -25,52 +26,42 @@ public final class HttpServer {
   private HttpServer() {}
 
   /**
-   * Binds {@code host:port} on the node's own sockets ({@link SocketServer}).
+   * Starts the event loops of the node's client ports.
    *
-   * @param route what Pekko HTTP serves: the requests {@code own} does not take; null when {@code
-   *     own} answers every request (the relay port)
-   * @param own the requests the node answers from its own reading of their heads (the relay's
-   *     upgrades, the access API's code requests), with no HTTP stream
-   * @param tls the context of HTTPS and WSS, or empty for plain HTTP
-   * @param sockets what the node's client ports share (connection limit, counters)
-   * @param terminationDeadline how long coordinated shutdown lets open requests finish
-   * @param logLimitInterval warnings about requests and connections (Pekko HTTP's among them) are
-   *     logged once of a kind per this interval ({@link ServerLog})
+   * @param terminationDeadline how long coordinated shutdown lets open connections finish
+   */
+  public static ClientPorts start(ActorSystem<?> system, PortSettings settings, Duration terminationDeadline) {
+    ClientPorts ports = ClientPorts.start(settings);
+    CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+    shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "client-ports-unbind", ports::unbind);
+    shutdown.addTask(
+        CoordinatedShutdown.PhaseServiceRequestsDone(), "client-ports-terminate", () -> ports.terminate(terminationDeadline));
+    system.getWhenTerminated().thenRun(() -> ports.terminate(Duration.ZERO));
+    return ports;
+  }
+
+  /**
+   * Binds {@code host:port} on {@code ports}, with TLS first when {@code tls} is given and then
+   * what {@code http} sets up on each connection.
+   *
    * @return the bound address
    */
   public static CompletionStage<InetSocketAddress> bind(
       ActorSystem<?> system,
+      ClientPorts ports,
       String name,
       String host,
       int port,
-      Route route,
-      OwnRequests own,
-      Optional<SSLContext> tls,
-      SocketServer.Limits sockets,
-      Duration terminationDeadline,
-      Duration logLimitInterval) {
-    CompletionStage<InetSocketAddress> bound;
+      Optional<SslContext> tls,
+      Consumer<ChannelPipeline> http) {
     try {
-      SocketServer server = SocketServer.bind(system, host, port, route, own, tls.orElse(null), sockets, logLimitInterval);
-      CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
-      shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "http-unbind-" + server.localAddress(), server::unbind);
-      shutdown.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "http-terminate-" + server.localAddress(), () -> server.terminate(terminationDeadline));
-      bound = CompletableFuture.completedFuture(server.localAddress());
+      InetSocketAddress address = ports.bind(host, port, tls, http);
+      LOG.info("{} bound to {}", name, address);
+      return CompletableFuture.completedFuture(address);
     } catch (RuntimeException e) {
-      bound = CompletableFuture.failedFuture(e);
+      LOG.error("cannot bind {} to {}:{}; stopping the node", name, host, port, e);
+      system.terminate();
+      return CompletableFuture.failedFuture(e);
     }
-    return bound
-        .thenApply(
-            address -> {
-              LOG.info("{} bound to {}", name, address);
-              return address;
-            })
-        .whenComplete(
-            (address, failure) -> {
-              if (failure != null) {
-                LOG.error("cannot bind {} to {}:{}; stopping the node", name, host, port, failure);
-                system.terminate();
-              }
-            });
   }
 }

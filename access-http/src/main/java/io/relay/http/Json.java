@@ -33,13 +33,20 @@ final class Json {
         : response;
   }
 
-  static HttpResponse response(int status, Object body) {
+  /** The body of an error: {@code {"code": N, "message": "..."}}. */
+  static byte[] errorBody(int status, String message) {
+    return bytes(Map.of("code", status, "message", message));
+  }
+
+  private static byte[] bytes(Object body) {
     try {
-      return HttpResponse.create()
-          .withStatus(StatusCodes.get(status))
-          .withEntity(ContentTypes.APPLICATION_JSON, SNAKE_CASE.writeValueAsBytes(body));
+      return SNAKE_CASE.writeValueAsBytes(body);
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot render " + body.getClass().getSimpleName(), e);
     }
+  }
+
+  static HttpResponse response(int status, Object body) {
+    return HttpResponse.create().withStatus(StatusCodes.get(status)).withEntity(ContentTypes.APPLICATION_JSON, bytes(body));
   }
 }

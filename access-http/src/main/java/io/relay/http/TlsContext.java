@@ -1,5 +1,11 @@
 package io.relay.http;
 
+import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.OpenSslCachingX509KeyManagerFactory;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
+import io.netty.handler.ssl.util.KeyManagerFactoryWrapper;
 import io.relay.config.SettingsReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -10,14 +16,14 @@ import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.Principal;
 import java.security.PrivateKey;
-import java.security.SecureRandom;
 import java.security.Signature;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.function.LongSupplier;
-import javax.net.ssl.SSLContext;
+import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
 import javax.net.ssl.X509ExtendedKeyManager;
 import org.apache.pekko.pki.pem.DERPrivateKeyLoader;
 import org.apache.pekko.pki.pem.PEMDecoder;
@@ -39,28 +45,30 @@ public final class TlsContext {
   private TlsContext() {}
 
   /**
-   * The context for the certificate chain and private key named by the settings.
+   * The server context for the certificate chain and private key named by the settings: on
+   * BoringSSL (netty-tcnative) where it loads, on the JDK's TLS otherwise. Each handshake asks
+   * the key manager for the pair, so a renewed pair is picked up; the key material of each pair
+   * read is cached by BoringSSL under the pair's own alias.
    *
    * @throws SettingsReader.InvalidSettingException when either file cannot be read or parsed, or
    *     the key does not match the certificate
    */
-  public static SSLContext load(HttpSettings settings) {
-    return load(settings, System::nanoTime);
+  public static SslContext load(HttpSettings settings) {
+    X509ExtendedKeyManager keys = keys(settings, System::nanoTime);
+    boolean openSsl = OpenSsl.isAvailable();
+    KeyManagerFactory factory =
+        openSsl ? new OpenSslCachingX509KeyManagerFactory(new KeyManagerFactoryWrapper(keys)) : new KeyManagerFactoryWrapper(keys);
+    try {
+      return SslContextBuilder.forServer(factory).sslProvider(openSsl ? SslProvider.OPENSSL : SslProvider.JDK).build();
+    } catch (SSLException e) {
+      throw new IllegalStateException("cannot build the TLS context", e);
+    }
   }
 
-  static SSLContext load(HttpSettings settings, LongSupplier nanoClock) {
-    Path cert = Path.of(settings.tlsCert());
-    Path key = Path.of(settings.tlsKey());
-    try {
-      SSLContext context = SSLContext.getInstance("TLS");
-      context.init(
-          new X509ExtendedKeyManager[] {new ReloadingKeys(cert, key, new ReloadInterval(settings.secretReloadInterval(), nanoClock))},
-          null,
-          new SecureRandom());
-      return context;
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("no TLS implementation in this JVM", e);
-    }
+  /** The reloading key manager of the pair named by the settings; the files are read at once. */
+  static X509ExtendedKeyManager keys(HttpSettings settings, LongSupplier nanoClock) {
+    return new ReloadingKeys(
+        Path.of(settings.tlsCert()), Path.of(settings.tlsKey()), new ReloadInterval(settings.secretReloadInterval(), nanoClock));
   }
 
   /** A certificate chain and its private key, numbered in the order they were read. */

@@ -7,22 +7,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.ConfigFactory;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyList;
 import io.relay.http.log.WarningLimiter;
+import io.relay.http.server.PortCounters;
 import io.relay.metrics.RelayMetrics;
 import io.relay.testing.Tokens;
 import io.relay.topic.TopicRegistry;
-import io.relay.http.socket.RequestHead;
-import java.net.InetSocketAddress;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -211,18 +212,21 @@ class AccessLimitsRouteTest extends RouteTesting {
   void aNodeThatHasNotReadTheDenyListAdmitsNoConnection() throws Exception {
     denyListRead.set(false);
     ActorRef<TopicRegistry.Command> registry = kit.<TopicRegistry.Command>createTestProbe().ref();
-    RelayHandshake handshake =
-        new RelayHandshake(
-            new Admission(http, relay, codes, this::verdict, denyListRead::get, registry, metrics, kit.system(), () -> false, errors),
-            new AdmissionGate(8, () -> {}));
+    EmbeddedChannel channel = new EmbeddedChannel();
+    RelayUpgrade.install(
+        channel.pipeline(),
+        new Admission(http, relay, codes, this::verdict, denyListRead::get, registry, metrics, kit.system(), () -> false, errors),
+        new AdmissionGate(8, () -> {}),
+        new PortCounters(),
+        errors);
     byte[] upgrade =
         ("GET /session/lab/a?code=AAAAAAAAAAAAAAAAAAAAAA HTTP/1.1\r\nHost: relay\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
             .getBytes(StandardCharsets.US_ASCII);
-    String answer =
-        new String(
-            handshake.answer(RequestHead.parse(upgrade, upgrade.length), new InetSocketAddress("127.0.0.1", 1)).toCompletableFuture().get(10, TimeUnit.SECONDS).response(),
-            StandardCharsets.US_ASCII);
+    channel.writeInbound(Unpooled.wrappedBuffer(upgrade));
+    ByteBuf response = channel.readOutbound();
+    String answer = response.toString(StandardCharsets.US_ASCII);
+    response.release();
     assertTrue(answer.startsWith("HTTP/1.1 503 "), answer);
     assertTrue(answer.contains("\r\nRetry-After: 1\r\n"), answer);
     assertTrue(metrics.unreadRefusals.labelValues("relay").get() >= 1, "counted");

@@ -18,6 +18,7 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
@@ -99,10 +100,17 @@ class TlsContextTest {
     }
   }
 
+  /** A JDK context over the node's reloading key manager, on the test's clock. */
+  private SSLContext context(HttpSettings settings) throws Exception {
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(new KeyManager[] {TlsContext.keys(settings, nanos::get)}, null, null);
+    return context;
+  }
+
   @Test
   void aCertificateRenewedOnDiskIsPresentedOnceTheReloadIntervalHasPassed() throws Exception {
     Path[] files = serving(first);
-    SSLContext context = TlsContext.load(settings(files[0], files[1]), nanos::get);
+    SSLContext context = context(settings(files[0], files[1]));
     assertEquals(certificate(first), presented(context));
 
     install(second.cert(), files[0]);
@@ -115,7 +123,7 @@ class TlsContextTest {
   @Test
   void aKeyThatDoesNotMatchItsCertificateYetLeavesThePairInUse() throws Exception {
     Path[] files = serving(first);
-    SSLContext context = TlsContext.load(settings(files[0], files[1]), nanos::get);
+    SSLContext context = context(settings(files[0], files[1]));
     install(second.cert(), files[0]); // the certificate written, its key not yet
     nanos.addAndGet(RELOAD.toNanos());
     assertEquals(certificate(first), presented(context), "the pair in use until both files are new");

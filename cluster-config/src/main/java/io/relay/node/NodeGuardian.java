@@ -1,7 +1,9 @@
 package io.relay.node;
 
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocatorMetric;
+import io.netty.handler.ssl.SslContext;
 import io.relay.Ask;
-import io.relay.http.RelayServices;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeShardStats;
 import io.relay.codes.CodeStore;
@@ -13,8 +15,9 @@ import io.relay.http.AdminGuard;
 import io.relay.http.HttpApi;
 import io.relay.http.HttpServer;
 import io.relay.http.HttpSettings;
-import io.relay.http.socket.SocketCounters;
-import io.relay.http.socket.SocketServer;
+import io.relay.http.RelayServices;
+import io.relay.http.server.ClientPorts;
+import io.relay.http.server.PortCounters;
 import io.relay.metrics.RelayMetrics;
 import io.relay.status.ClusterStatus;
 import io.relay.status.StatsTopic;
@@ -24,14 +27,12 @@ import io.relay.topic.TopicActor;
 import io.relay.topic.TopicRegistry;
 import io.relay.ws.BufferChecks;
 import io.relay.ws.MemoryBudget;
-import io.relay.ws.ReadArrays;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import javax.net.ssl.SSLContext;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -104,11 +105,9 @@ final class NodeGuardian {
     java.lang.management.MemoryMXBean memory = java.lang.management.ManagementFactory.getMemoryMXBean();
     metrics.gauge("relay_jvm_heap_used_bytes", "The JVM's heap in use", () -> memory.getHeapMemoryUsage().getUsed());
     metrics.gauge("relay_jvm_heap_max_bytes", "The JVM's maximum heap", () -> memory.getHeapMemoryUsage().getMax());
-    metrics.counter(
-        "relay_read_arrays_reused", "Large socket reads copied into an array given back by an earlier message (JVM-wide)", ReadArrays::reused);
-    metrics.counter(
-        "relay_read_arrays_new", "Large socket reads that needed a new array, none of their size being free (JVM-wide)", ReadArrays::made);
-    metrics.gauge("relay_read_arrays_pooled_bytes", "Bytes of the free read arrays kept for later reads (JVM-wide)", ReadArrays::pooledBytes);
+    PooledByteBufAllocatorMetric buffers = PooledByteBufAllocator.DEFAULT.metric();
+    metrics.gauge("relay_netty_direct_memory_bytes", "Direct memory held by Netty's pooled buffers (JVM-wide)", buffers::usedDirectMemory);
+    metrics.gauge("relay_netty_heap_memory_bytes", "Heap memory held by Netty's pooled buffers (JVM-wide)", buffers::usedHeapMemory);
     metrics.info("relay_build", "The node's build", "version", RelayCli.version());
     metrics.counter(
         "relay_buffer_faults",
@@ -164,33 +163,31 @@ final class NodeGuardian {
       ActorSystem<Void> system, RelayNode.Settings settings, RelayServices services, NodeState state) {
     HttpApi api = new HttpApi(settings.http(), settings.keys(), services, system, state::isDraining);
     HttpSettings http = settings.http();
-    Optional<SSLContext> tls = settings.tls();
-    SocketServer.Limits sockets = SocketServer.Limits.create(settings.sockets());
-    registerSocketMetrics(state.metrics(), sockets);
+    Optional<SslContext> tls = settings.tls();
+    ClientPorts ports = HttpServer.start(system, settings.ports(), settings.node().unbindDeadline());
+    registerPortMetrics(state.metrics(), ports);
+    PortCounters counters = ports.counters();
     CompletionStage<InetSocketAddress> access =
         settings.node().runsAccess()
-            ? HttpServer.bind(system, "access API", http.host(), http.portAccess(), api.accessRoute(), api.accessRequests(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
+            ? HttpServer.bind(
+                system, ports, "access API", http.host(), http.portAccess(), tls, api.accessPort(counters, settings.ports().idleTimeout()))
             : CompletableFuture.completedFuture(null);
     CompletionStage<InetSocketAddress> relay =
         settings.node().runsRelay()
-            ? HttpServer.bind(system, "relay", http.host(), http.portRelay(), null, api.relayHandshake(), tls, sockets, settings.node().unbindDeadline(), http.logLimitInterval())
+            ? HttpServer.bind(system, ports, "relay", http.host(), http.portRelay(), tls, api.relayPort(counters))
             : CompletableFuture.completedFuture(null);
     access.thenAcceptBoth(relay, state::serversBound);
   }
 
-  private static void registerSocketMetrics(RelayMetrics metrics, SocketServer.Limits sockets) {
-    SocketCounters counters = sockets.counters();
-    metrics.gauge("relay_socket_connections", "Client connections open on the node's client ports", sockets.slots()::used);
-    metrics.gauge("relay_max_connections", "Client connections the node's client ports hold at most", sockets.slots()::limit);
+  private static void registerPortMetrics(RelayMetrics metrics, ClientPorts ports) {
+    PortCounters counters = ports.counters();
+    metrics.gauge("relay_socket_connections", "Client connections open on the node's client ports", ports.slots()::used);
+    metrics.gauge("relay_max_connections", "Client connections the node's client ports hold at most", ports.slots()::limit);
     metrics.counter("relay_accept_failures", "accept() calls that failed (file descriptors exhausted)", counters::acceptFailures);
     metrics.counter("relay_header_timeouts", "Connections closed for not finishing a request head in time", counters::headerTimeouts);
-    metrics.counter("relay_malformed_request_heads", "Request heads on the relay port refused as unreadable (400, 414, 431, 505)", counters::malformedHeads);
-    metrics.counter("relay_idle_timeouts", "Connections closed for being idle", counters::idleTimeouts);
-    metrics.counter("relay_connection_limit_reached", "Times a port stopped accepting at max-connections", counters::limitReached);
-    metrics.secondsCounter(
-        "relay_selector_spin_seconds",
-        "Time busy selector threads polled their sockets before waiting (relay.socket-selector-spin)",
-        counters::selectorSpinNanos);
+    metrics.counter("relay_malformed_request_heads", "Request heads refused as unreadable (400, 414, 431, 505)", counters::malformedHeads);
+    metrics.counter("relay_idle_timeouts", "Access API connections closed for being idle between requests", counters::idleTimeouts);
+    metrics.counter("relay_connection_limit_reached", "Times the client ports stopped accepting at max-connections", counters::limitReached);
   }
 
   /**

@@ -5,18 +5,18 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
+import io.netty.handler.ssl.SslContext;
 import io.relay.RelaySettings;
 import io.relay.http.HttpSettings;
 import io.relay.http.TlsContext;
 import io.relay.http.TokenKeys;
-import io.relay.http.socket.SocketSettings;
+import io.relay.http.server.PortSettings;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import javax.net.ssl.SSLContext;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.slf4j.Logger;
@@ -41,8 +41,8 @@ public final class RelayNode {
       HttpSettings http,
       TokenKeys keys,
       RelaySettings relay,
-      SocketSettings sockets,
-      Optional<SSLContext> tls) {}
+      PortSettings ports,
+      Optional<SslContext> tls) {}
 
   /**
    * Loads and validates the configuration: {@code overrides} first, then the environment
@@ -57,7 +57,7 @@ public final class RelayNode {
     HttpSettings http = HttpSettings.create(loaded);
     TokenKeys keys = TokenKeys.from(http);
     RelaySettings relay = RelaySettings.create(loaded);
-    SocketSettings sockets = SocketSettings.create(loaded);
+    PortSettings ports = PortSettings.create(loaded);
     if (http.devMode() && !isLoopback(node.host())) {
       throw io.relay.config.SettingsReader.invalid(
           "relay.host", "without RELAY_SECRET or RELAY_SECRET_FILE the node binds to loopback only; set one to bind " + node.host());
@@ -80,8 +80,8 @@ public final class RelayNode {
             .withValue(
                 "pekko.coordinated-shutdown.phases.service-unbind.timeout",
                 millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
-    Optional<SSLContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
-    return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, keys, relay, sockets, tls);
+    Optional<SslContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
+    return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, keys, relay, ports, tls);
   }
 
   /**

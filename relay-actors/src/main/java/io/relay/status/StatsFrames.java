@@ -3,6 +3,8 @@ package io.relay.status;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.relay.topic.ConnectionReport;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -52,12 +54,12 @@ public final class StatsFrames {
   }
 
   /** Whether a message sent on the stats topic is {@code {"cmd":"update"}}. */
-  public static boolean isUpdateRequest(ByteString payload) {
-    if (payload.length() > 1024) {
+  public static boolean isUpdateRequest(ByteBuf payload) {
+    if (payload.readableBytes() > 1024) {
       return false;
     }
     try {
-      JsonNode command = JSON.readTree(payload.toArray());
+      JsonNode command = JSON.readTree(ByteBufUtil.getBytes(payload));
       return command != null && command.isObject() && "update".equals(command.path("cmd").asText());
     } catch (IOException e) {
       return false;

@@ -2,13 +2,12 @@ package io.relay.topic;
 
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
-import io.relay.ws.MemoryBudget;
 import io.relay.ws.CloseCodes;
+import io.relay.ws.MemoryBudget;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -16,9 +15,6 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
-import org.apache.pekko.stream.FlowShape;
-import org.apache.pekko.stream.Graph;
-import org.apache.pekko.util.ByteString;
 import org.slf4j.spi.LoggingEventBuilder;
 
 /**
@@ -54,9 +50,8 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
   /** What a join produced. */
   public sealed interface JoinResult {}
 
-  /** Accepted: run this flow over the connection's bytes once the upgrade is answered. */
-  public record Joined(Graph<FlowShape<ByteString, ByteString>, NotUsed> flow)
-      implements JoinResult {}
+  /** Accepted: the handler to serve the connection's channel once the upgrade is answered. */
+  public record Joined(ConnectionHandler handler) implements JoinResult {}
 
   /** Refused before the upgrade, with the HTTP status to answer and its message. */
   public record Refused(int status, String message, Duration retryAfter) implements JoinResult {}
@@ -133,7 +128,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     timers.startSingleTimer(
         new AttachDeadline(connection.id()), shared.settings().attachTimeout());
     join.replyTo()
-        .tell(new Joined(new ConnectionStage(connection, shared.settings(), shared.metrics(), shared.budget())));
+        .tell(new Joined(new ConnectionHandler(connection, shared.settings(), shared.metrics(), shared.budget())));
     return this;
   }
 

@@ -9,26 +9,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Faults in the accounting of shared bytes: a {@link WsFrames.Frame} let go of more often than it
- * was held or written after its last holder let go, an array given back to {@link ReadArrays}
- * twice or written after it was given back. Any of them can send one message's bytes to another
- * session's reader, so each is counted ({@code relay_buffer_faults_total}) and logged at ERROR
- * with the stack of the code that made it (at most one a minute, unless the checks are on).
+ * Faults in the accounting of shared frames: a {@link WsFrames.Frame} let go of more often than
+ * it was held, or written after its last holder let go. Either means a holder's count is wrong,
+ * and the node's memory budget with it, so each is counted ({@code relay_buffer_faults_total})
+ * and logged at ERROR with the stack of the code that made it (at most one a minute, unless the
+ * checks are on). The bytes themselves are Netty's pooled buffers, each write holding its own
+ * reference; Netty's leak detector watches them.
  *
  * <p>With the system property {@value #PROPERTY} set to {@code true} (every test run sets it) the
- * node also checks what costs time: each array given back is filled with {@link #POISON}, so a
- * socket that still sends it sends poison that a reader's content check sees; each array taken
- * again is checked to be all poison still; each frame remembers where its last holder let go, so
- * the fault names both holders; and every fault is kept ({@link #faults}) and thrown at once as an
- * {@link IllegalStateException} in the thread that made it.
+ * node also checks what costs time: each frame's bytes are checked against their CRC at every
+ * write, each frame remembers where its last holder let go, so the fault names both holders; and
+ * every fault is kept ({@link #faults}) and thrown at once as an {@link IllegalStateException} in
+ * the thread that made it.
  */
 public final class BufferChecks {
   /** The system property that turns the costly checks on. */
   public static final String PROPERTY = "relay.buffer-checks";
   /** Whether the costly checks are on (read once, at start). */
   public static final boolean ON = Boolean.getBoolean(PROPERTY);
-  /** What every byte of an array given back is set to while the checks are on. */
-  public static final byte POISON = (byte) 0xDB;
 
   private static final Logger LOG = LoggerFactory.getLogger(BufferChecks.class);
   private static final LongAdder COUNT = new LongAdder();

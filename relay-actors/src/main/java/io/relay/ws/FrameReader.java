@@ -1,5 +1,7 @@
 package io.relay.ws;
 
+import io.netty.buffer.ByteBuf;
+
 /**
  * Splits the bytes a client sends into WebSocket frames (RFC 6455 section 5.2), whatever the
  * boundaries of the reads they arrive in: a header may be split across reads, a payload is handed
@@ -20,12 +22,12 @@ public final class FrameReader {
 
     /**
      * A piece of the current frame's payload, still masked: the bytes of {@code bytes} from
-     * {@code start}, {@code length} long, to be copied out during the call. {@code last} marks the
+     * index {@code start}, {@code length} long, to be copied out during the call. {@code last} marks the
      * frame's end; a frame with an empty payload has one call with an empty piece.
      *
      * @return false to stop reading: the rest of the bytes are ignored
      */
-    boolean onPayload(byte[] bytes, int start, int length, boolean last);
+    boolean onPayload(ByteBuf bytes, int start, int length, boolean last);
   }
 
   private static final int MAX_HEADER = 14;
@@ -37,28 +39,27 @@ public final class FrameReader {
   private long payloadLeft = -1;
 
   /**
-   * Reads the next bytes of the connection: {@code bytes} from {@code from} to {@code end}.
+   * Reads the readable bytes of {@code bytes}, the next the connection received, moving its reader
+   * index past what it read.
    *
    * @return false when the handler asked to stop
    */
-  public boolean read(byte[] bytes, int from, int end, Handler handler) {
-    int at = from;
+  public boolean read(ByteBuf bytes, Handler handler) {
     while (true) {
+      int at = bytes.readerIndex();
+      int available = bytes.readableBytes();
       if (payloadLeft < 0) {
-        if (headerHave == 0 && end - at >= 2 && end - at >= headerLength(bytes[at + 1])) {
+        if (headerHave == 0 && available >= 2 && available >= headerLength(bytes.getByte(at + 1))) {
           // the usual case: the whole header lies in this read
-          int need = headerLength(bytes[at + 1]);
-          System.arraycopy(bytes, at, header, 0, need);
-          at += need;
+          bytes.readBytes(header, 0, headerLength(bytes.getByte(at + 1)));
         } else {
           // gather the header across reads: two bytes tell its length
-          if (at == end) {
+          if (available == 0) {
             return true;
           }
           int need = headerHave < 2 ? 2 : headerLength(header[1]);
-          int take = Math.min(end - at, need - headerHave);
-          System.arraycopy(bytes, at, header, headerHave, take);
-          at += take;
+          int take = Math.min(available, need - headerHave);
+          bytes.readBytes(header, headerHave, take);
           headerHave += take;
           if (headerHave < 2 || headerHave < headerLength(header[1])) {
             continue;
@@ -70,22 +71,22 @@ public final class FrameReader {
         }
         if (payloadLeft == 0) {
           payloadLeft = -1;
-          if (!handler.onPayload(bytes, at, 0, true)) {
+          if (!handler.onPayload(bytes, bytes.readerIndex(), 0, true)) {
             return false;
           }
         }
       } else {
-        if (at == end) {
+        if (available == 0) {
           return true;
         }
-        int n = (int) Math.min(payloadLeft, end - at);
+        int n = (int) Math.min(payloadLeft, available);
         payloadLeft -= n;
         boolean last = payloadLeft == 0;
         if (last) {
           payloadLeft = -1;
         }
         boolean goOn = handler.onPayload(bytes, at, n, last);
-        at += n;
+        bytes.skipBytes(n);
         if (!goOn) {
           return false;
         }

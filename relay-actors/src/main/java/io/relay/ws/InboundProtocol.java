@@ -1,5 +1,6 @@
 package io.relay.ws;
 
+import io.netty.buffer.ByteBuf;
 import java.util.Arrays;
 
 /**
@@ -22,30 +23,16 @@ import java.util.Arrays;
  *       it past the limit arrives, before its bytes are held.
  * </ul>
  *
- * <p>Each message's payload is unmasked into an array of its own, with room free in front for
- * the server's frame header ({@link WsFrames#headerBytes}), which goes there when the message is
- * relayed as one piece. A read handed over with {@link #readHandedOver} lends its array: a message
- * that arrives whole in one frame filling at least half of the read is unmasked in place there,
- * its frame header's bytes the room in front, instead of being copied out (so a message holds at
- * most twice its size, plus what a {@link ReadArrays} array has past its read). After each read it says how much the next should take ({@link
- * #nextReadBytes}), so that reads end where frames end and large messages arrive whole.
- * The array of a message that arrives over several reads is counted in the node's {@link
- * MemoryBudget} until the message is handed on or dropped. Breaking a rule or a close from the
- * client ends the reading: bytes after that are not read.
- *
- * <p>Why one class of over 300 lines: it is RFC 6455's reading rules in order, each a few lines,
- * over one frame's state; framing itself ({@link FrameReader}), unmasking ({@link Unmasker}) and
- * UTF-8 ({@link Utf8Validator}) are their own classes.
+ * <p>Each message's payload is copied out of the reads it arrives in and unmasked into an array
+ * of its own. The array of a message that arrives over several reads is counted in the node's
+ * {@link MemoryBudget} until the message is handed on or dropped. Breaking a rule or a close from
+ * the client ends the reading: bytes after that are not read. Framing itself ({@link
+ * FrameReader}), unmasking ({@link Unmasker}) and UTF-8 ({@link Utf8Validator}) are their own
+ * classes.
  */
 public final class InboundProtocol implements FrameReader.Handler {
-  /** Room left in front of a message's payload for the server's frame header. */
-  public static final int HEADROOM = WsFrames.MAX_HEADER_BYTES;
-
   /** How far ahead of the bytes that arrived a message's array may be made room for. */
   private static final int AHEAD = 64 * 1024;
-
-  /** A frame this large is one whose size the next read is given ({@link #nextReadBytes}). */
-  static final int LARGE_FRAME = 16 * 1024;
 
   private static final int NO_MESSAGE = -1;
   private static final byte[] NO_BYTES = new byte[0];
@@ -53,9 +40,8 @@ public final class InboundProtocol implements FrameReader.Handler {
   /** What the client said. */
   public interface Listener {
     /**
-     * A whole message. Its payload is {@code bytes} from {@code start}, {@code size} long, with
-     * at least {@link WsFrames#headerBytes} free bytes in front; those bytes and the payload are
-     * the message's own, never read or written by the protocol again. {@code bytes} is null when
+     * A whole message. Its payload is {@code bytes} from {@code start}, {@code size} long, the
+     * message's own, never read or written by the protocol again. {@code bytes} is null when
      * messages are not kept (they are only counted).
      */
     void onMessage(byte opcode, byte[] bytes, int start, int size);
@@ -84,22 +70,16 @@ public final class InboundProtocol implements FrameReader.Handler {
   private int frameMask;
   private long frameOffset;
   private long frameLength;
-  /** The frame being received as it came on the wire: header and payload. */
-  private long frameWireBytes;
   private byte[] control;
   // the message being read: its payload from messageStart on, unmasked, in its own array
   private int messageOpcode = NO_MESSAGE;
   private byte[] message = NO_BYTES;
-  private int messageStart = HEADROOM;
+  private int messageStart;
   private long messageSize;
   /** The bytes of {@code message} counted in the budget. */
   private volatile long reserved;
   /** Where a text message's bytes are unmasked to be checked when messages are not kept. */
   private byte[] scratch;
-  /** The array of the read being handed over, while it is read, or null. */
-  private byte[] handedOver;
-  /** How many bytes of {@link #handedOver} the read is. */
-  private int handedOverLength;
 
   /**
    * @param keepMessages false to hand on only the size of each message (a participant whose
@@ -114,48 +94,15 @@ public final class InboundProtocol implements FrameReader.Handler {
   }
 
   /**
-   * Reads the next bytes the client sent: {@code bytes} from {@code from} to {@code end}.
+   * Reads the next bytes the client sent, the readable bytes of {@code bytes}.
    *
    * @return false once reading has ended (a close or a broken rule): later bytes are not read
    */
-  public boolean read(byte[] bytes, int from, int end) {
+  public boolean read(ByteBuf bytes) {
     if (!ended) {
-      reader.read(bytes, from, end, this);
+      reader.read(bytes, this);
     }
     return !ended;
-  }
-
-  /**
-   * Reads the next bytes the client sent, the first {@code length} bytes of {@code read}, an array
-   * the caller hands over and never touches again: a message that fills at least half of those
-   * bytes stays in the array.
-   *
-   * @return false once reading has ended (a close or a broken rule): later bytes are not read
-   */
-  public boolean readHandedOver(byte[] read, int length) {
-    handedOver = read;
-    handedOverLength = length;
-    try {
-      return read(read, 0, length);
-    } finally {
-      handedOver = null;
-    }
-  }
-
-  /**
-   * How many bytes the next read should take at most, so that it ends where a frame ends: the
-   * rest of the frame being received; after a whole frame of at least {@value #LARGE_FRAME}
-   * bytes, that frame's size again, so that a stream of large frames of one size is read a frame
-   * a read, each whole in its read (and unmasked and relayed from there); otherwise no limit.
-   */
-  public int nextReadBytes() {
-    long bytes = frameOffset < frameLength ? frameLength - frameOffset : frameWireBytes >= LARGE_FRAME ? frameWireBytes : Integer.MAX_VALUE;
-    return (int) Math.min(Integer.MAX_VALUE, bytes);
-  }
-
-  /** A client frame's header as clients write it: the shortest length and a 4-byte mask. */
-  private static int clientHeaderBytes(long length) {
-    return 2 + (length < 126 ? 0 : length <= 0xFFFF ? 2 : 8) + 4;
   }
 
   /** Whether reading has ended: the client closed or broke a rule. */
@@ -202,7 +149,6 @@ public final class InboundProtocol implements FrameReader.Handler {
       return violation(CloseCodes.PROTOCOL_ERROR, "frame length with its most significant bit set");
     }
     frameOpcode = opcode;
-    frameWireBytes = clientHeaderBytes(length) + length;
     frameFin = fin;
     frameMask = mask;
     frameOffset = 0;
@@ -240,9 +186,9 @@ public final class InboundProtocol implements FrameReader.Handler {
   }
 
   @Override
-  public boolean onPayload(byte[] bytes, int start, int length, boolean last) {
+  public boolean onPayload(ByteBuf bytes, int start, int length, boolean last) {
     if (frameOpcode >= WsFrames.CLOSE) {
-      System.arraycopy(bytes, start, control, (int) frameOffset, length);
+      bytes.getBytes(start, control, (int) frameOffset, length);
       Unmasker.unmask(control, (int) frameOffset, length, frameMask, frameOffset);
       frameOffset += length;
       if (last) {
@@ -254,7 +200,7 @@ public final class InboundProtocol implements FrameReader.Handler {
     return !ended;
   }
 
-  private void onData(byte[] bytes, int start, int length, boolean last) {
+  private void onData(ByteBuf bytes, int start, int length, boolean last) {
     boolean text = messageOpcode == WsFrames.TEXT;
     if (keepMessages) {
       int at = copyOut(bytes, start, length, last);
@@ -284,7 +230,7 @@ public final class InboundProtocol implements FrameReader.Handler {
       int payloadStart = messageStart;
       messageOpcode = NO_MESSAGE;
       dropMessage();
-      messageStart = HEADROOM;
+      messageStart = 0;
       messageSize = 0;
       listener.onMessage(opcode, bytesOut, payloadStart, size);
     }
@@ -296,27 +242,20 @@ public final class InboundProtocol implements FrameReader.Handler {
    * @return where in the array the piece now starts, or -1 when the node's memory budget has no
    *     room for the message to grow
    */
-  private int copyOut(byte[] bytes, int start, int length, boolean last) {
+  private int copyOut(ByteBuf bytes, int start, int length, boolean last) {
     int size = (int) messageSize;
-    int headerBytes = WsFrames.headerBytes(length);
-    if (size == 0 && frameOffset == 0 && last && frameFin && start >= headerBytes) {
-      // the whole message in this read (the usual case)
-      if (bytes == handedOver && 2L * length >= handedOverLength) {
-        message = bytes;
-        messageStart = start;
-        return start;
-      }
-      // one copy that also takes the bytes in front, where the server's header goes, so the JVM
-      // need not zero the new array
-      message = Arrays.copyOfRange(bytes, start - headerBytes, start + length);
-      messageStart = headerBytes;
-      return messageStart;
+    if (size == 0 && frameOffset == 0 && last && frameFin) {
+      // the whole message in this read (the usual case): an array of its size
+      message = new byte[length];
+      messageStart = 0;
+      bytes.getBytes(start, message, 0, length);
+      return 0;
     }
     // room for the rest of the frame, but never more than 64 KiB ahead of what arrived
     if (!reserve(size + (int) Math.min(frameLength - frameOffset, Math.max(length, AHEAD)))) {
       return -1;
     }
-    System.arraycopy(bytes, start, message, messageStart + size, length);
+    bytes.getBytes(start, message, messageStart + size, length);
     return messageStart + size;
   }
 
@@ -329,7 +268,7 @@ public final class InboundProtocol implements FrameReader.Handler {
   private boolean reserve(int size) {
     if (messageStart + size > message.length) {
       int capacity =
-          (int) Math.min(Math.max(HEADROOM + size, message == NO_BYTES ? 0 : 2 * message.length), HEADROOM + maxMessageBytes);
+          (int) Math.min(Math.max(size, message == NO_BYTES ? 0 : 2 * message.length), maxMessageBytes);
       if (!budget.tryCharge(capacity - reserved)) {
         return false;
       }
@@ -340,14 +279,14 @@ public final class InboundProtocol implements FrameReader.Handler {
   }
 
   /** Checks a piece of a text message that is not kept, unmasked in a scratch array. */
-  private boolean checkDiscarded(byte[] bytes, int start, int length) {
+  private boolean checkDiscarded(ByteBuf bytes, int start, int length) {
     int done = 0;
     while (done < length) {
       if (scratch == null) {
         scratch = new byte[8 * 1024];
       }
       int n = Math.min(scratch.length, length - done);
-      System.arraycopy(bytes, start + done, scratch, 0, n);
+      bytes.getBytes(start + done, scratch, 0, n);
       Unmasker.unmask(scratch, 0, n, frameMask, frameOffset + done);
       if (!utf8.feed(scratch, 0, n)) {
         return false;

@@ -1,5 +1,10 @@
 package io.relay.ws;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.zip.CRC32;
@@ -10,7 +15,8 @@ import org.apache.pekko.util.ByteString;
  * once into the bytes that go on the wire.
  *
  * <p>A server frame is never masked, so one rendered frame is the same for every reader of a
- * topic: it is rendered once per message, and every reader's connection writes the same bytes.
+ * topic: it is rendered once per message, into one pooled buffer, and every reader's channel
+ * writes a duplicate of that buffer (its own indexes over the same bytes, no copy).
  */
 public final class WsFrames {
   /** Opcodes of RFC 6455 section 5.2. */
@@ -27,38 +33,43 @@ public final class WsFrames {
   /** The longest header of a server frame: two bytes and a 64-bit length. */
   public static final int MAX_HEADER_BYTES = 10;
 
-  /** A whole, unmasked, final frame as the server sends it; one instance can go to many peers. */
+  /**
+   * A frame the server makes itself (a ping, a pong, a close, a stats report): on the heap, never
+   * counted, and never freed by its holders (the garbage collector takes it); one instance can go
+   * to many peers.
+   */
   public static Frame frame(byte opcode, ByteString payload) {
     int size = payload.length();
-    byte[] bytes = new byte[MAX_HEADER_BYTES + size];
-    payload.copyToArray(bytes, MAX_HEADER_BYTES, size);
-    return frame(opcode, bytes, MAX_HEADER_BYTES, size);
+    byte[] bytes = new byte[headerBytes(size) + size];
+    ByteBuf buf = Unpooled.wrappedBuffer(bytes).clear();
+    writeHeader(buf, opcode, size);
+    buf.writeBytes(payload.toArrayUnsafe(), 0, size);
+    return new Frame(opcode, Unpooled.unreleasableBuffer(buf), size, false);
   }
 
   /**
-   * A whole, unmasked, final frame around the {@code size} payload bytes of {@code bytes} from
-   * {@code start}: its header ({@link #headerBytes}) is written into the bytes before them, so
-   * the frame goes on the wire as one contiguous piece, without a copy. {@code bytes} must not
-   * change afterwards.
+   * A client's message as its readers get it: the {@code size} payload bytes of {@code bytes}
+   * from {@code start}, copied after the frame's header into one pooled buffer from {@code
+   * alloc}. The caller is its first holder ({@link Frame#share}, {@link Frame#release}).
    */
-  public static Frame frame(byte opcode, byte[] bytes, int start, int size) {
-    int headerBytes = headerBytes(size);
-    int at = start - headerBytes;
-    bytes[at] = (byte) (0x80 | opcode);
+  public static Frame message(ByteBufAllocator alloc, byte opcode, byte[] bytes, int start, int size) {
+    ByteBuf buf = alloc.directBuffer(headerBytes(size) + size);
+    writeHeader(buf, opcode, size);
+    buf.writeBytes(bytes, start, size);
+    return new Frame(opcode, buf, size, true);
+  }
+
+  private static void writeHeader(ByteBuf buf, byte opcode, int size) {
+    buf.writeByte(0x80 | opcode);
     if (size < 126) {
-      bytes[at + 1] = (byte) size;
+      buf.writeByte(size);
     } else if (size < 1 << 16) {
-      bytes[at + 1] = 126;
-      bytes[at + 2] = (byte) (size >> 8);
-      bytes[at + 3] = (byte) size;
+      buf.writeByte(126);
+      buf.writeShort(size);
     } else {
-      bytes[at + 1] = 127;
-      for (int i = 0; i < 8; i++) {
-        bytes[at + 9 - i] = (byte) ((long) size >> (8 * i));
-      }
+      buf.writeByte(127);
+      buf.writeLong(size);
     }
-    return new Frame(
-        opcode, ByteString.fromArrayUnsafe(bytes, at, headerBytes + size), ByteString.fromArrayUnsafe(bytes, start, size));
   }
 
   /** The length of a server frame's header for a payload of {@code size} bytes. */
@@ -77,70 +88,45 @@ public final class WsFrames {
   /**
    * One server frame, shared by every reader it is queued for.
    *
-   * <p>A relayed message's frame is counted: {@link #share} adds one holder per reader it is
-   * offered to (and counts its payload once in the node's {@link MemoryBudget}), and each holder
-   * lets go exactly once, with {@link #release} (dropped, discarded or written) or {@link #abandon}.
-   * When the last lets go, the payload leaves the budget. Control frames are never counted, and
-   * letting go of them does nothing.
+   * <p>A client's message ({@link #message}) is counted: its maker is its first holder, {@link
+   * #share} adds one holder per reader it is offered to (and counts its payload once in the
+   * node's {@link MemoryBudget}), and each holder lets go exactly once with {@link #release}: a
+   * reader's queue when it drops or discards the frame, a reader's channel when it has written
+   * the frame or failed to ({@link #operationComplete}). When the last lets go, the payload leaves
+   * the budget and the pooled buffer goes back to its pool. Each write is of a {@link #forWrite
+   * duplicate} that holds the buffer itself (Netty's reference count) until the channel is done
+   * with it, so a holder that let go too early cannot free bytes a channel is still writing.
+   * Frames the server makes itself are not counted, and letting go of them does nothing.
    *
-   * <p>A frame made in the array its message was read into ({@link #inReadArray}) gives that array
-   * back to {@link ReadArrays} when its last holder lets go. The stage reading that array is a
-   * holder too, until it has read the rest of the read ({@link #inReadArray}): the frame's readers
-   * may all be written and let go before the stage has read the next message out of the same
-   * array. Each holder must let go only once nothing will read the bytes for it again; a holder
-   * that cannot be sure of that (a socket that may still be writing them) lets go with {@link
-   * #abandon}, and the array is then left to the garbage collector. A holder letting go more often
-   * than it held, and a frame's wire bytes asked for after its last holder let go, are faults
-   * ({@link BufferChecks}).
+   * <p>A holder letting go more often than it held, and a frame written after its last holder let
+   * go, are faults ({@link BufferChecks}).
    */
-  public static final class Frame {
+  public static final class Frame implements ChannelFutureListener {
     private static final AtomicIntegerFieldUpdater<Frame> HOLDERS =
         AtomicIntegerFieldUpdater.newUpdater(Frame.class, "holders");
 
     private final byte opcode;
-    private final ByteString wire;
-    private final ByteString payload;
-    /** For what is left of a partly written frame: that frame; otherwise null. */
-    private final Frame whole;
-    /** Whether holders are counted: the frame was shared or made in a read's array. */
-    private boolean counted;
+    private final ByteBuf wire;
+    private final int payloadLength;
+    private final boolean counted;
     private MemoryBudget budget;
     private volatile int holders;
-    /** The array to give back to {@link ReadArrays} when the last holder lets go, or null. */
-    private byte[] reusable;
-    /** A holder let go while its socket might still write the bytes: the array is not reused. */
-    private volatile boolean abandoned;
     /** With {@link BufferChecks#ON}: where a holder last let go. */
     private volatile Throwable lastRelease;
-    /** With {@link BufferChecks#ON}, for a counted frame: the CRC-32 of its payload when it was first held. */
+    /** With {@link BufferChecks#ON}, for a counted frame: the CRC-32 of its wire bytes when made. */
     private long checksum;
 
-    /**
-     * @param wire the frame as it goes on the wire: header and payload
-     * @param payload the payload alone (the same bytes as the end of {@code wire})
-     */
-    Frame(byte opcode, ByteString wire, ByteString payload) {
-      this(opcode, wire, payload, null);
-    }
-
-    private Frame(byte opcode, ByteString wire, ByteString payload, Frame whole) {
+    private Frame(byte opcode, ByteBuf wire, int payloadLength, boolean counted) {
       this.opcode = opcode;
       this.wire = wire;
-      this.payload = payload;
-      this.whole = whole;
-    }
-
-    /**
-     * What is left to send of this frame once the socket took its first {@code written} wire
-     * bytes: the rest of the wire bytes, still held as this frame (releasing it releases this one).
-     */
-    public Frame rest(int written) {
-      return new Frame(opcode, wire.drop(written), payload, this);
-    }
-
-    /** Whether this is what was left of a frame partly written (see {@link #rest}). */
-    public boolean isRest() {
-      return whole != null;
+      this.payloadLength = payloadLength;
+      this.counted = counted;
+      if (counted) {
+        holders = 1;
+        if (BufferChecks.ON) {
+          checksum = checksum();
+        }
+      }
     }
 
     public byte opcode() {
@@ -148,81 +134,63 @@ public final class WsFrames {
     }
 
     public int payloadLength() {
-      return payload.size();
+      return payloadLength;
     }
 
-    /** The frame's bytes as they go on the wire; only while it is held. */
-    public ByteString wire() {
-      Frame counting = whole != null ? whole : this;
-      if (counting.counted && counting.holders <= 0) {
-        BufferChecks.fault("a frame's bytes were asked for after its last holder let go", counting.lastRelease);
-      }
-      if (BufferChecks.ON && counting.counted && checksum(counting.payload) != counting.checksum) {
-        BufferChecks.fault("a frame's bytes changed while it was held", counting.lastRelease);
-      }
-      return wire;
+    /** The frame's length on the wire: header and payload. */
+    public int wireLength() {
+      return wire.readableBytes();
     }
 
-    public ByteString payload() {
-      return payload;
+    /** The payload, as a view of the frame's buffer: read it only while holding the frame. */
+    public ByteBuf payload() {
+      return wire.slice(wire.readerIndex() + headerBytes(payloadLength), payloadLength);
     }
 
     public boolean isClose() {
-      return opcode == CLOSE;
+      return opcode == WsFrames.CLOSE;
     }
 
     /**
-     * The frame's bytes are in {@code array}, taken from {@link ReadArrays}, whose read the caller
-     * is still reading: the caller becomes the frame's first holder, and lets go with {@link
-     * #release} once it has read the rest of that read. The array goes back to the pool when the
-     * last holder lets go. Called before the frame is shared.
+     * The frame's bytes for one channel to write: a duplicate that holds the buffer until the
+     * channel has written or dropped it. Only while the frame is held.
      */
-    public void inReadArray(byte[] array) {
-      reusable = array;
-      countFrom();
-      HOLDERS.incrementAndGet(this);
-    }
-
-    /**
-     * Adds {@code count} holders, the readers the frame is about to be offered to, and counts its
-     * payload in {@code budget}; each must {@link #release} it once. Called once per frame, by the
-     * writer's stream.
-     */
-    public void share(MemoryBudget budget, int count) {
-      if (count > 0) {
-        this.budget = budget;
-        countFrom();
-        budget.charge(payload.size());
-        HOLDERS.addAndGet(this, count);
-      }
-    }
-
-    /** Starts counting holders; with {@link BufferChecks#ON}, notes what the payload is. */
-    private void countFrom() {
-      if (!counted) {
-        counted = true;
-        if (BufferChecks.ON) {
-          checksum = checksum(payload);
+    public ByteBuf forWrite() {
+      if (counted) {
+        if (holders <= 0) {
+          BufferChecks.fault("a frame was written after its last holder let go", lastRelease);
+        }
+        if (BufferChecks.ON && checksum() != checksum) {
+          BufferChecks.fault("a frame's bytes changed while it was held", lastRelease);
         }
       }
+      return wire.retainedDuplicate();
     }
 
-    private static long checksum(ByteString bytes) {
+    private long checksum() {
       CRC32 crc = new CRC32();
-      crc.update(bytes.asByteBuffer());
+      crc.update(wire.nioBuffer());
       return crc.getValue();
     }
 
     /**
-     * One holder lets go of the frame, and nothing will read its bytes for that holder again; the
-     * last gives its payload back to the budget, and its array to {@link ReadArrays} if it has one
-     * and no holder {@link #abandon}ed it.
+     * Adds {@code count} holders, the readers the frame is about to be offered to, and counts its
+     * payload in {@code budget}; each must {@link #release} it once. Called at most once per
+     * frame, by its maker, before it lets go itself.
+     */
+    public void share(MemoryBudget budget, int count) {
+      if (counted && count > 0) {
+        this.budget = budget;
+        budget.charge(payloadLength);
+        HOLDERS.addAndGet(this, count);
+      }
+    }
+
+    /**
+     * One holder lets go of the frame; the last gives its payload back to the budget and its
+     * buffer to the pool.
      */
     public void release() {
-      if (whole != null) {
-        whole.release();
-        return;
-      }
       if (!counted) {
         return;
       }
@@ -238,25 +206,15 @@ public final class WsFrames {
         return;
       }
       if (budget != null) {
-        budget.release(payload.size());
+        budget.release(payloadLength);
       }
-      if (reusable != null && !abandoned) {
-        ReadArrays.giveBack(reusable);
-      }
+      wire.release();
     }
 
-    /**
-     * One holder lets go of the frame while its socket may still write the bytes (a socket that
-     * asks for the next frame before it has written the last, or a connection that ends with a
-     * frame handed to its socket): counted like {@link #release}, but the array is not reused.
-     */
-    public void abandon() {
-      if (whole != null) {
-        whole.abandon();
-      } else {
-        abandoned = true;
-        release();
-      }
+    /** A channel's write of this frame ended, written or not: the channel lets go of it. */
+    @Override
+    public void operationComplete(ChannelFuture future) {
+      release();
     }
   }
 }

@@ -1,5 +1,7 @@
 package io.relay.jmh;
 
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.relay.metrics.RelayMetrics;
 import io.relay.topic.Connection;
 import io.relay.topic.Room;
@@ -77,7 +79,7 @@ public class FanOutBenchmark {
     readerConnections = new Connection[readers];
     for (int i = 0; i < readers; i++) {
       readerConnections[i] = connection(i + 1, List.of("read"));
-      readerConnections[i].outbound().attach(() -> { }, null);
+      readerConnections[i].outbound().attach(() -> { });
     }
     room.setReaders(readerConnections);
     payload = payload(kind, size);
@@ -145,7 +147,9 @@ public class FanOutBenchmark {
     public void onMessage(byte opcode, byte[] bytes, int start, int size) {
       metrics.framesIn.inc();
       metrics.bytesIn.inc(size);
-      room.fanOut(writer, WsFrames.frame(opcode, bytes, start, size));
+      WsFrames.Frame frame = WsFrames.message(PooledByteBufAllocator.DEFAULT, opcode, bytes, start, size);
+      room.fanOut(writer, frame);
+      frame.release();
       for (Connection reader : readerConnections) {
         WsFrames.Frame out = reader.outbound().poll();
         metrics.framesOut.inc();
@@ -174,7 +178,7 @@ public class FanOutBenchmark {
   /** One message in, {@code readers} frames out. */
   @Benchmark
   public void relayOneMessage() {
-    protocol.read(read, 0, read.length);
+    protocol.read(Unpooled.wrappedBuffer(read));
   }
 
   /** The per-frame metrics alone: the four counter increments of one message to one reader. */

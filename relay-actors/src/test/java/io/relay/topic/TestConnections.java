@@ -4,6 +4,21 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.local.LocalAddress;
+import io.netty.channel.local.LocalChannel;
+import io.netty.channel.local.LocalIoHandler;
+import io.netty.channel.local.LocalServerChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
 import io.relay.ws.ClientFrames;
@@ -19,13 +34,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
-import org.apache.pekko.stream.Materializer;
-import org.apache.pekko.stream.OverflowStrategy;
-import org.apache.pekko.stream.javadsl.Flow;
-import org.apache.pekko.stream.javadsl.Keep;
-import org.apache.pekko.stream.javadsl.Sink;
-import org.apache.pekko.stream.javadsl.Source;
-import org.apache.pekko.stream.javadsl.SourceQueueWithComplete;
 import org.apache.pekko.util.ByteString;
 
 /**
@@ -34,6 +42,8 @@ import org.apache.pekko.util.ByteString;
  */
 final class TestConnections {
   private static final AtomicLong IDS = new AtomicLong();
+  /** The event loops of the tests' in-process channels (daemon threads, for the JVM's life). */
+  private static final EventLoopGroup LOOPS = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("topic-test", true), LocalIoHandler.newFactory());
   static final Duration WAIT = Duration.ofSeconds(5);
 
   private final ActorTestKit kit;
@@ -59,36 +69,60 @@ final class TestConnections {
     return connection(topic, booking, Instant.now().plusSeconds(3600), scopes);
   }
 
-  /** Runs a joined connection's stream, as the socket would once the 101 is written. */
+  /**
+   * Serves a joined connection on an in-process channel, as the relay port would once the 101 is
+   * written, and connects the client's side to it.
+   */
   Client run(TopicActor.JoinResult result) {
     assertTrue(result instanceof TopicActor.Joined, "joined: " + result);
+    LocalAddress address = new LocalAddress("topic-test-" + IDS.incrementAndGet());
+    Channel server =
+        new ServerBootstrap()
+            .group(LOOPS)
+            .channel(LocalServerChannel.class)
+            .childHandler(((TopicActor.Joined) result).handler())
+            .bind(address)
+            .syncUninterruptibly()
+            .channel();
     BlockingQueue<ByteString> received = new LinkedBlockingQueue<>();
-    var materialized =
-        Source.<ByteString>queue(64, OverflowStrategy.backpressure())
-            .via(Flow.fromGraph(((TopicActor.Joined) result).flow()))
-            .toMat(Sink.foreach(received::add), Keep.both())
-            .run(Materializer.matFromSystem(kit.system()));
-    return new Client(materialized.first(), received);
+    Channel client =
+        new Bootstrap()
+            .group(LOOPS)
+            .channel(LocalChannel.class)
+            .handler(
+                new ChannelInboundHandlerAdapter() {
+                  @Override
+                  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    ByteBuf bytes = (ByteBuf) msg;
+                    received.add(ByteString.fromArray(ByteBufUtil.getBytes(bytes)));
+                    bytes.release();
+                  }
+                })
+            .connect(address)
+            .syncUninterruptibly()
+            .channel();
+    server.close().syncUninterruptibly();
+    return new Client(client, received);
   }
 
   /** The client's side of one connection. */
   static final class Client {
-    private final SourceQueueWithComplete<ByteString> in;
+    private final Channel in;
     private final BlockingQueue<ByteString> received;
     private ByteString pending = ByteString.emptyByteString();
 
-    Client(SourceQueueWithComplete<ByteString> in, BlockingQueue<ByteString> received) {
+    Client(Channel in, BlockingQueue<ByteString> received) {
       this.in = in;
       this.received = received;
     }
 
     void sendText(String text) {
-      in.offer(ByteString.fromArray(new ClientFrames().text(text).bytes()));
+      in.writeAndFlush(Unpooled.wrappedBuffer(new ClientFrames().text(text).bytes()));
     }
 
-    /** The client goes away without a closing handshake: its stream's input ends. */
+    /** The client goes away without a closing handshake: its channel closes. */
     void vanish() {
-      in.complete();
+      in.close();
     }
 
     /** The next frame the server sent: its opcode and payload. */

@@ -9,8 +9,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Fails every test during which the node's code, in this JVM, made a fault in its accounting of
- * relayed bytes ({@link BufferChecks}), whichever thread made it: a frame let go of more often
- * than held or used after its last holder, a read array given back twice or written after.
+ * relayed frames ({@link BufferChecks}), whichever thread made it: a frame let go of more often
+ * than held, or written after its last holder let go.
  * Registered for every test of every module by JUnit's extension auto-detection (the build's
  * surefire and failsafe settings, and {@code META-INF/services} of this module's test jar), and
  * checks that the build turned the checks on.

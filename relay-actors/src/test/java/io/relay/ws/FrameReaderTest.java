@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,8 +28,10 @@ class FrameReaderTest {
     }
 
     @Override
-    public boolean onPayload(byte[] bytes, int start, int length, boolean last) {
-      payload.write(bytes, start, length);
+    public boolean onPayload(ByteBuf bytes, int start, int length, boolean last) {
+      byte[] piece = new byte[length];
+      bytes.getBytes(start, piece);
+      payload.write(piece, 0, length);
       if (last) {
         frames.add(new Seen(header.opcode(), header.fin(), header.rsv(), header.masked(), header.mask(), header.length(), payload.toByteArray()));
         payload.reset();
@@ -84,7 +88,7 @@ class FrameReaderTest {
       FrameReader reader = new FrameReader();
       for (int at = 0; at < bytes.length; ) {
         int n = Math.min(bytes.length - at, 1 + random.nextInt(random.nextBoolean() ? 3 : 40_000));
-        reader.read(bytes, at, at + n, recorder);
+        reader.read(Unpooled.wrappedBuffer(bytes, at, n), recorder);
         at += n;
       }
       assertEquals(sent.size(), recorder.frames.size(), "round " + round + ": every frame is found once");
@@ -107,7 +111,7 @@ class FrameReaderTest {
   void aLengthOfTwoToTheSixtyThirdIsReportedAsInvalid() {
     Recorder recorder = new Recorder();
     byte[] header = {(byte) 0x82, (byte) (0x80 | 127), (byte) 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4};
-    new FrameReader().read(header, 0, header.length, recorder);
+    new FrameReader().read(Unpooled.wrappedBuffer(header), recorder);
     assertEquals(-1, recorder.header.length(), "a length with its top bit set is not a length");
   }
 
@@ -123,12 +127,12 @@ class FrameReaderTest {
           }
 
           @Override
-          public boolean onPayload(byte[] bytes, int start, int length, boolean last) {
+          public boolean onPayload(ByteBuf bytes, int start, int length, boolean last) {
             return false;
           }
         };
     byte[] twoFrames = {(byte) 0x81, 0x01, 'a', (byte) 0x82, 0x01, 'b'};
-    assertFalse(new FrameReader().read(twoFrames, 0, twoFrames.length, stopAfterFirst));
+    assertFalse(new FrameReader().read(Unpooled.wrappedBuffer(twoFrames), stopAfterFirst));
     assertEquals(List.of((byte) 1), opcodes, "nothing after the frame the handler stopped at is read");
   }
 }

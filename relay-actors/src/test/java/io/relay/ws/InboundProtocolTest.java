@@ -3,10 +3,10 @@ package io.relay.ws;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotSame;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -28,9 +28,6 @@ class InboundProtocolTest {
     public void onMessage(byte opcode, byte[] bytes, int start, int size) {
       events.add((opcode == WsFrames.TEXT ? "text " : "binary ") + size);
       messages.add(bytes == null ? null : Arrays.copyOfRange(bytes, start, start + size));
-      if (bytes != null) {
-        assertTrue(start >= WsFrames.headerBytes(size), "room for the server's header in front");
-      }
     }
 
     @Override
@@ -56,7 +53,7 @@ class InboundProtocolTest {
   private static Heard read(ClientFrames frames, boolean keep) {
     Heard heard = new Heard();
     byte[] bytes = frames.bytes();
-    new InboundProtocol(heard, keep, LIMIT, MemoryBudget.unlimited()).read(bytes, 0, bytes.length);
+    new InboundProtocol(heard, keep, LIMIT, MemoryBudget.unlimited()).read(Unpooled.wrappedBuffer(bytes));
     return heard;
   }
 
@@ -118,8 +115,8 @@ class InboundProtocolTest {
       for (int split = 0; split <= bytes.length; split++) {
         Heard heard = new Heard();
         InboundProtocol protocol = new InboundProtocol(heard, true, LIMIT, MemoryBudget.unlimited());
-        protocol.read(bytes, 0, split);
-        protocol.read(bytes, split, bytes.length);
+        protocol.read(Unpooled.wrappedBuffer(bytes, 0, split));
+        protocol.read(Unpooled.wrappedBuffer(bytes, split, bytes.length - split));
         assertEquals(List.of("text 3", "ping p", "binary 303"), heard.events, "split at " + split);
       }
     }
@@ -239,7 +236,7 @@ class InboundProtocolTest {
     void invalidTextFailsInsideOneFrameBeforeItEnds() {
       byte[] bytes = new ClientFrames().frame(WsFrames.TEXT, true, new byte[] {'a', 'b', (byte) 0xF5, 'c', 'd', 'e'}).bytes();
       Heard heard = new Heard();
-      new InboundProtocol(heard, true, LIMIT, MemoryBudget.unlimited()).read(bytes, 0, bytes.length - 2);
+      new InboundProtocol(heard, true, LIMIT, MemoryBudget.unlimited()).read(Unpooled.wrappedBuffer(bytes, 0, bytes.length - 2));
       assertEquals(List.of("fail 1007"), heard.events);
     }
 
@@ -270,7 +267,7 @@ class InboundProtocolTest {
       Heard heard = new Heard();
       InboundProtocol protocol = new InboundProtocol(heard, true, 100, MemoryBudget.unlimited());
       byte[] header = new ClientFrames().raw(0x82, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3, 4).bytes();
-      assertFalse(protocol.read(header, 0, header.length), "reading ends");
+      assertFalse(protocol.read(Unpooled.wrappedBuffer(header)), "reading ends");
       assertEquals(List.of("fail 1009"), heard.events);
     }
 
@@ -281,7 +278,7 @@ class InboundProtocolTest {
       byte[] bytes = new ClientFrames().frame(WsFrames.BINARY, false, new byte[70_000]).frame(WsFrames.CONTINUATION, true, new byte[70_000]).bytes();
       InboundProtocol protocol = new InboundProtocol(heard, true, LIMIT, budget);
       for (int at = 0; at < bytes.length && !protocol.hasEnded(); at += 1000) {
-        protocol.read(bytes, at, Math.min(bytes.length, at + 1000));
+        protocol.read(Unpooled.wrappedBuffer(bytes, at, Math.min(bytes.length, at + 1000) - at));
       }
       assertEquals(List.of("fail 1013"), heard.events, "a message arriving in pieces grows only within the budget");
       assertEquals(0, budget.used(), "what it held is given back");
@@ -291,14 +288,14 @@ class InboundProtocolTest {
     void fragmentsCountTowardsTheLimitTogether() {
       Heard heard = new Heard();
       byte[] bytes = new ClientFrames().frame(WsFrames.BINARY, false, new byte[60]).frame(WsFrames.CONTINUATION, true, new byte[41]).bytes();
-      new InboundProtocol(heard, true, 100, MemoryBudget.unlimited()).read(bytes, 0, bytes.length);
+      new InboundProtocol(heard, true, 100, MemoryBudget.unlimited()).read(Unpooled.wrappedBuffer(bytes));
       assertEquals(List.of("fail 1009"), heard.events);
     }
   }
 
-  /** Reads handed over: a message filling most of one is kept in it, unmasked there. */
+  /** Reads are the channel's pooled buffers: messages are copied out of them, never kept there. */
   @Nested
-  class HandedOverReads {
+  class Reads {
     /** Each message heard, as the protocol handed it on: the array itself and where its payload is. */
     private final List<Object[]> handedOn = new ArrayList<>();
 
@@ -314,101 +311,40 @@ class InboundProtocolTest {
     }
 
     @Test
-    void aMessageFillingTheReadIsUnmaskedInPlace() {
-      byte[] payload = utf8("x".repeat(300));
-      byte[] read = new ClientFrames().frame(WsFrames.TEXT, true, payload).bytes();
-      protocol().readHandedOver(read, read.length);
-      assertEquals(1, handedOn.size());
-      assertSame(read, handedOn.get(0)[0], "the read's own array, not a copy");
-      int start = (int) handedOn.get(0)[1];
-      assertArrayEquals(payload, Arrays.copyOfRange(read, start, start + payload.length), "unmasked in place");
-    }
-
-    @Test
-    void aReadInTheFirstBytesOfALongerArrayIsReadInPlaceAndTheBytesPastItAreNeverRead() {
-      byte[] payload = new byte[20_000];
-      Arrays.fill(payload, (byte) 5);
-      byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, payload).bytes();
-      byte[] array = Arrays.copyOf(wire, wire.length + 4096);
-      // what an earlier read left past this one: a frame with a reserved opcode, were it read
-      Arrays.fill(array, wire.length, array.length, (byte) 0xFF);
-      InboundProtocol protocol = protocol();
-      assertTrue(protocol.readHandedOver(array, wire.length), "reading goes on: nothing past the read was parsed");
-      assertEquals(1, handedOn.size());
-      assertSame(array, handedOn.get(0)[0], "the message stays in the lent array");
-      int start = (int) handedOn.get(0)[1];
-      assertArrayEquals(payload, Arrays.copyOfRange(array, start, start + payload.length));
-      assertEquals(wire.length, protocol.nextReadBytes(), "the next read is sized by the frame, not the array");
-    }
-
-    @Test
-    void smallMessagesOfOneReadEachGetAnArrayOfTheirOwn() {
+    void eachMessageOfOneReadGetsAnArrayOfItsOwnAndTheReadIsLeftAsItWas() {
       ClientFrames frames = new ClientFrames();
       for (int i = 0; i < 4; i++) {
         frames.frame(WsFrames.BINARY, true, new byte[] {(byte) i, 1, 2});
       }
-      byte[] read = frames.bytes();
-      protocol().readHandedOver(read, read.length);
-      assertEquals(4, handedOn.size());
-      for (Object[] message : handedOn) {
-        byte[] bytes = (byte[]) message[0];
-        assertNotSame(read, bytes, "a small message does not hold the whole read");
-        assertEquals(WsFrames.headerBytes(3) + 3, bytes.length, "an array of the message's size");
-      }
-    }
-
-    @Test
-    void aLargeMessageAfterSmallOnesStaysInTheReadAndTheSmallOnesKeepTheirBytes() {
-      byte[] large = new byte[1000];
+      byte[] large = new byte[20_000];
       Arrays.fill(large, (byte) 7);
-      byte[] read = new ClientFrames().frame(WsFrames.BINARY, true, new byte[] {1, 2, 3}).frame(WsFrames.BINARY, true, large).bytes();
-      InboundProtocol protocol = protocol();
-      protocol.readHandedOver(read, read.length);
-      assertEquals(2, handedOn.size());
-      byte[] small = (byte[]) handedOn.get(0)[0];
-      int smallStart = (int) handedOn.get(0)[1];
-      assertArrayEquals(new byte[] {1, 2, 3}, Arrays.copyOfRange(small, smallStart, smallStart + 3));
-      assertSame(read, handedOn.get(1)[0]);
-      int start = (int) handedOn.get(1)[1];
-      assertArrayEquals(large, Arrays.copyOfRange(read, start, start + large.length));
+      frames.frame(WsFrames.BINARY, true, large);
+      byte[] wire = frames.bytes();
+      byte[] before = wire.clone();
+      ByteBuf read = Unpooled.wrappedBuffer(wire);
+      assertTrue(protocol().read(read));
+      assertEquals(0, read.readableBytes(), "the whole read is consumed");
+      assertArrayEquals(before, wire, "the read's bytes are never written");
+      assertEquals(5, handedOn.size());
+      for (int i = 0; i < 4; i++) {
+        byte[] bytes = (byte[]) handedOn.get(i)[0];
+        int start = (int) handedOn.get(i)[1];
+        assertArrayEquals(new byte[] {(byte) i, 1, 2}, Arrays.copyOfRange(bytes, start, start + 3));
+        assertEquals(3, bytes.length, "an array of the message's size");
+      }
+      byte[] last = (byte[]) handedOn.get(4)[0];
+      int start = (int) handedOn.get(4)[1];
+      assertArrayEquals(large, Arrays.copyOfRange(last, start, start + large.length));
     }
 
     @Test
-    void anArrayReadWithoutHandingItOverIsNeverWritten() {
-      byte[] read = new ClientFrames().frame(WsFrames.TEXT, true, utf8("y".repeat(300))).bytes();
-      byte[] before = read.clone();
-      protocol().read(read, 0, read.length);
-      assertArrayEquals(before, read, "the caller's bytes are left as they were");
-      assertNotSame(read, handedOn.get(0)[0]);
-    }
-
-    @Test
-    void aReadThatCutsAFrameAsksForTheRestOfThatFrameNext() {
+    void aFrameCutAcrossReadsIsOneMessageOnceItsRestArrives() {
       byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, new byte[40_000]).bytes();
       InboundProtocol protocol = protocol();
-      protocol.readHandedOver(Arrays.copyOf(wire, 10_000), 10_000);
-      assertEquals(wire.length - 10_000, protocol.nextReadBytes());
-      protocol.readHandedOver(Arrays.copyOfRange(wire, 10_000, wire.length), wire.length - 10_000);
+      protocol.read(Unpooled.wrappedBuffer(wire, 0, 10_000));
+      assertEquals(0, handedOn.size(), "nothing yet");
+      protocol.read(Unpooled.wrappedBuffer(wire, 10_000, wire.length - 10_000));
       assertEquals(1, handedOn.size(), "the message, once the rest of its frame arrived");
-    }
-
-    @Test
-    void afterALargeFrameTheNextReadTakesAFrameOfItsSizeWhichIsThenRelayedFromItsRead() {
-      byte[] first = new ClientFrames().frame(WsFrames.BINARY, true, new byte[20_000]).bytes();
-      InboundProtocol protocol = protocol();
-      protocol.readHandedOver(first, first.length);
-      assertEquals(first.length, protocol.nextReadBytes(), "the frame's header and payload");
-      byte[] next = new ClientFrames().frame(WsFrames.BINARY, true, new byte[20_000]).bytes();
-      protocol.readHandedOver(next, next.length);
-      assertSame(next, handedOn.get(1)[0], "the next message stays in its read");
-    }
-
-    @Test
-    void afterASmallFrameTheNextReadIsNotLimited() {
-      InboundProtocol protocol = protocol();
-      byte[] read = new ClientFrames().frame(WsFrames.TEXT, true, utf8("hello")).bytes();
-      protocol.readHandedOver(read, read.length);
-      assertEquals(Integer.MAX_VALUE, protocol.nextReadBytes());
     }
   }
 }

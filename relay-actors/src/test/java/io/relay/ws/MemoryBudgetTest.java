@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.UnpooledByteBufAllocator;
 import io.relay.ws.WsFrames.Frame;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.Test;
 
 /** The node-wide memory budget: frames counted once, and the biggest holders shed past the limit. */
@@ -48,8 +48,9 @@ class MemoryBudgetTest {
     }
   }
 
+  /** A client's message as a writer's channel makes it; the maker lets go once it has shared it. */
   private static Frame frame(int size) {
-    return WsFrames.frame(WsFrames.BINARY, ByteString.fromArray(new byte[size]));
+    return WsFrames.message(UnpooledByteBufAllocator.DEFAULT, WsFrames.BINARY, new byte[size], 0, size);
   }
 
   @Test
@@ -60,6 +61,7 @@ class MemoryBudgetTest {
     OutboundQueue c = new OutboundQueue(10, 1 << 20);
     Frame frame = frame(1000);
     frame.share(budget, 3);
+    frame.release();
     a.offer(frame);
     b.offer(frame);
     c.offer(frame);
@@ -78,12 +80,14 @@ class MemoryBudgetTest {
     for (int i = 0; i < 5; i++) {
       Frame frame = frame(100);
       frame.share(budget, 1);
+      frame.release();
       queue.offer(frame);
     }
     assertEquals(200, budget.used(), "the three oldest were dropped and released");
     queue.dispose();
     Frame late = frame(100);
     late.share(budget, 1);
+    late.release();
     queue.offer(late);
     assertEquals(0, budget.used(), "a disposed queue releases what it held and refuses the rest");
   }

@@ -13,8 +13,8 @@ import org.apache.pekko.http.scaladsl.settings.ServerSettings;
  * a header, a header or target over the limits) with its status and reason only, and logs that it
  * did with the status alone: the parser's own account of the error quotes the request target or
  * the header value, which may hold a one-time code or a token. Configured as {@code
- * pekko.http.server.parsing.error-handler}; on the node's ports its log is a {@link ServerLog},
- * which rate-limits the line.
+ * pekko.http.server.parsing.error-handler}, for the management port, the one port Pekko HTTP's
+ * server serves.
  */
 public final class MalformedRequests extends ParsingErrorHandler {
   @Override

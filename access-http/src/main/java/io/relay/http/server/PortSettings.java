@@ -1,4 +1,4 @@
-package io.relay.http.socket;
+package io.relay.http.server;
 
 import com.sun.management.UnixOperatingSystemMXBean;
 import com.typesafe.config.Config;
@@ -8,57 +8,50 @@ import java.lang.management.OperatingSystemMXBean;
 import java.time.Duration;
 
 /**
- * The limits of the node's own sockets, read once at startup.
+ * The limits of the node's client ports, read once at startup.
  *
  * @param maxConnections the connections all of the node's client ports hold together; past it
  *     they stop accepting (new connections wait in the kernel's backlog) until one closes
  * @param headerTimeout how long a client may take to send a request's head once it has started
  *     it; past it the connection is closed
- * @param selectors the selector threads of each client port, each serving its share of the
- *     port's connections
- * @param selectorSpin how long a busy selector thread polls its sockets before it waits
- *     ({@link SelectorSpin}); zero for never
+ * @param eventLoops the threads serving the client ports' connections, each serving its share of
+ *     them for their whole life
+ * @param writeBuffer what a connection's channel holds of outgoing bytes before the relay stops
+ *     writing to it (frames then wait in the connection's queue)
+ * @param idleTimeout how long an access API connection may be idle between requests
+ * @param backlog the kernel's queue of connections not yet accepted, per port
  */
-public record SocketSettings(int maxConnections, Duration headerTimeout, int selectors, Duration selectorSpin) {
-  /** The most selector threads a port may have. */
-  static final int MAX_SELECTORS = 256;
+public record PortSettings(
+    int maxConnections, Duration headerTimeout, int eventLoops, int writeBuffer, Duration idleTimeout, int backlog) {
+  /** The most event loops the client ports may have. */
+  static final int MAX_EVENT_LOOPS = 256;
 
-  /** The longest a selector thread may poll before it waits. */
-  static final Duration MAX_SELECTOR_SPIN = Duration.ofMillis(1);
+  static final long MAX_WRITE_BUFFER = 64L * 1024 * 1024;
 
   /** The file descriptors kept for everything but client connections: at least this many. */
   static final int MIN_RESERVED_DESCRIPTORS = 256;
 
-  public static SocketSettings create(Config config) {
+  public static PortSettings create(Config config) {
     SettingsReader r = new SettingsReader(config);
     String max = r.string("relay.max-connections").trim();
-    int maxConnections;
-    if (max.equals("auto")) {
-      maxConnections = fromDescriptorLimit(descriptorLimit());
-    } else {
-      maxConnections = r.integer("relay.max-connections", 1, Integer.MAX_VALUE);
-    }
-    String selectors = r.string("relay.socket-selectors").trim();
-    return new SocketSettings(
+    int maxConnections =
+        max.equals("auto") ? fromDescriptorLimit(descriptorLimit()) : r.integer("relay.max-connections", 1, Integer.MAX_VALUE);
+    String loops = r.string("relay.event-loops").trim();
+    return new PortSettings(
         maxConnections,
         r.duration("relay.header-timeout"),
-        selectors.equals("auto")
-            ? Runtime.getRuntime().availableProcessors()
-            : r.integer("relay.socket-selectors", 1, MAX_SELECTORS),
-        selectorSpin(r));
+        loops.equals("auto") ? Runtime.getRuntime().availableProcessors() : r.integer("relay.event-loops", 1, MAX_EVENT_LOOPS),
+        writeBuffer(r),
+        r.duration("relay.idle-timeout"),
+        r.integer("relay.backlog", 1, 65535));
   }
 
-  private static Duration selectorSpin(SettingsReader r) {
-    String key = "relay.socket-selector-spin";
-    if (r.string(key).trim().equals("off")) {
-      return Duration.ZERO;
+  private static int writeBuffer(SettingsReader r) {
+    long bytes = r.bytes("relay.write-buffer");
+    if (bytes < 1024 || bytes > MAX_WRITE_BUFFER) {
+      throw SettingsReader.invalid("relay.write-buffer", "expected 1KiB to 64MiB, got " + bytes);
     }
-    Duration spin = r.duration(key);
-    if (spin.compareTo(MAX_SELECTOR_SPIN) > 0) {
-      throw SettingsReader.invalid(
-          key, "expected off or at most " + MAX_SELECTOR_SPIN.toMillis() + "ms, got " + spin.toNanos() / 1_000 + "us");
-    }
-    return spin;
+    return (int) bytes;
   }
 
   /**

@@ -1,15 +1,14 @@
-package io.relay.http.socket;
+package io.relay.http.server;
 
 import java.util.concurrent.atomic.LongAdder;
 
-/** What the node's own sockets count, for its metrics: one instance per node, shared by its ports. */
-public final class SocketCounters {
+/** What the node's client ports count, for its metrics: one instance per node, shared by its ports. */
+public final class PortCounters {
   final LongAdder acceptFailures = new LongAdder();
   final LongAdder headerTimeouts = new LongAdder();
   final LongAdder idleTimeouts = new LongAdder();
   final LongAdder limitReached = new LongAdder();
   final LongAdder malformedHeads = new LongAdder();
-  final LongAdder selectorSpin = new LongAdder();
 
   /** accept() calls that failed (file descriptors exhausted, or another error). */
   public long acceptFailures() {
@@ -21,23 +20,23 @@ public final class SocketCounters {
     return headerTimeouts.sum();
   }
 
-  /** Connections closed for neither reading nor writing within the idle timeout. */
+  /** Access API connections closed for being idle between requests for the idle timeout. */
   public long idleTimeouts() {
     return idleTimeouts.sum();
   }
 
-  /** Request heads on the relay port refused because they could not be read (400, 414, 431, 505). */
+  /** Request heads refused because they could not be read (400, 414, 431, 505). */
   public long malformedHeads() {
     return malformedHeads.sum();
-  }
-
-  /** Nanoseconds the selector threads spent polling their sockets before waiting ({@link SelectorSpin}). */
-  public long selectorSpinNanos() {
-    return selectorSpin.sum();
   }
 
   /** Times a port stopped accepting because the node held max-connections. */
   public long limitReached() {
     return limitReached.sum();
+  }
+
+  /** Counts an access API connection closed for being idle. */
+  public void idleTimeout() {
+    idleTimeouts.increment();
   }
 }

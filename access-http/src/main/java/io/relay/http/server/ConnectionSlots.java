@@ -1,12 +1,12 @@
-package io.relay.http.socket;
+package io.relay.http.server;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The node-wide count of client connections on its own sockets, shared by its client ports:
- * they stop accepting at the limit, and every port resumes when a connection of any port closes.
+ * The node-wide count of client connections, shared by its client ports: they stop accepting at
+ * the limit, and every port resumes when a connection of any port closes.
  */
 public final class ConnectionSlots {
   private final int limit;
@@ -43,11 +43,6 @@ public final class ConnectionSlots {
   void release() {
     used.decrementAndGet();
     onFree.forEach(Runnable::run);
-  }
-
-  /** Gives back a slot that was never used (nothing was accepted with it): no one is told. */
-  void giveBack() {
-    used.decrementAndGet();
   }
 
   void onFree(Runnable resume) {

@@ -1,0 +1,276 @@
+package io.relay.http;
+
+import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpRequestDecoder;
+import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.ReferenceCountUtil;
+import io.relay.http.log.WarningLimiter;
+import io.relay.http.server.HeadTimeout;
+import io.relay.http.server.PortCounters;
+import io.relay.http.server.Requests;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpHeader;
+import org.apache.pekko.http.javadsl.model.HttpMethod;
+import org.apache.pekko.http.javadsl.model.HttpMethods;
+import org.apache.pekko.http.javadsl.model.HttpProtocols;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.Uri;
+import org.apache.pekko.japi.function.Function;
+import org.apache.pekko.stream.Materializer;
+
+/**
+ * The access API on an access port, plain or TLS: Netty reads each request (head and body, at most
+ * {@value #MAX_BODY_BYTES} bytes of body) and the API's sealed Pekko HTTP route answers it in
+ * process, with no HTTP stream per connection. Requests on one connection are answered in order,
+ * one at a time; the connection is kept alive as HTTP/1.1 and the client's {@code Connection}
+ * header say, and closed after {@code pekko.http.server.idle-timeout} without a request. A head
+ * the port cannot read is answered with a JSON error ({@link Requests}) and the connection
+ * closes.
+ */
+final class AccessRequests extends ChannelInboundHandlerAdapter {
+  /** The largest request body the access API reads; its requests carry none or a little JSON. */
+  static final int MAX_BODY_BYTES = 64 * 1024;
+
+  /** Requests read ahead of the one being answered (HTTP/1.1 pipelining), at most. */
+  private static final int MAX_PIPELINED = 16;
+
+  private final Function<HttpRequest, CompletionStage<HttpResponse>> route;
+  private final Materializer materializer;
+  private final PortCounters counters;
+  private final WarningLimiter errors;
+  private final ArrayDeque<FullHttpRequest> waiting = new ArrayDeque<>(1);
+  private boolean answering;
+  /** The request being answered is HTTP/1.0. */
+  private boolean http10;
+  private boolean closing;
+
+  private AccessRequests(
+      Function<HttpRequest, CompletionStage<HttpResponse>> route, Materializer materializer, PortCounters counters, WarningLimiter errors) {
+    this.route = route;
+    this.materializer = materializer;
+    this.counters = counters;
+    this.errors = errors;
+  }
+
+  /** Sets up a new access port connection's pipeline, after its TLS and head timeout. */
+  static void install(
+      ChannelPipeline pipeline,
+      Function<HttpRequest, CompletionStage<HttpResponse>> route,
+      Materializer materializer,
+      Duration idleTimeout,
+      PortCounters counters,
+      WarningLimiter errors) {
+    pipeline.addLast("http-decoder", new HttpRequestDecoder(Requests.DECODER));
+    pipeline.addLast("http-encoder", new HttpResponseEncoder());
+    pipeline.addLast("http-body", new BodyLimit());
+    pipeline.addLast("idle", new IdleStateHandler(0, 0, idleTimeout.toNanos(), TimeUnit.NANOSECONDS));
+    pipeline.addLast("access-api", new AccessRequests(route, materializer, counters, errors));
+  }
+
+  /** Gathers a request's body, refusing one over the limit with a JSON 413. */
+  private static final class BodyLimit extends HttpObjectAggregator {
+    BodyLimit() {
+      super(MAX_BODY_BYTES);
+    }
+
+    @Override
+    protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+      Requests.answerAndClose(ctx, json(413, "request body larger than " + MAX_BODY_BYTES + " bytes"));
+    }
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (!(msg instanceof FullHttpRequest request) || closing) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    if (ctx.pipeline().get(HeadTimeout.NAME) instanceof HeadTimeout timeout) {
+      timeout.headRead();
+    }
+    if (answering) {
+      if (waiting.size() >= MAX_PIPELINED) {
+        request.release();
+        closing = true;
+        ctx.close();
+        return;
+      }
+      waiting.addLast(request);
+      ctx.channel().config().setAutoRead(false);
+      return;
+    }
+    serve(ctx, request);
+  }
+
+  private void serve(ChannelHandlerContext ctx, FullHttpRequest request) {
+    answering = true;
+    boolean keepAlive;
+    CompletionStage<FullHttpResponse> answer;
+    try {
+      Requests.Refusal malformed = Requests.refusal(request);
+      if (malformed != null) {
+        Requests.countMalformed(malformed, counters, errors);
+        closing = true;
+        Requests.answerAndClose(ctx, json(malformed.status(), malformed.reason()));
+        return;
+      }
+      keepAlive = HttpUtil.isKeepAlive(request);
+      http10 = !request.protocolVersion().isKeepAliveDefault();
+      answer = answer(request);
+    } finally {
+      request.release();
+    }
+    answer.whenComplete(
+        (response, failure) ->
+            ctx.executor()
+                .execute(
+                    () -> {
+                      if (failure != null) {
+                        errors.error("answering an access API request failed", failure);
+                      }
+                      respond(ctx, failure == null ? response : json(500, "There was an internal server error."), keepAlive);
+                    }));
+  }
+
+  /** The route's answer to {@code request}, as Netty writes it. */
+  private CompletionStage<FullHttpResponse> answer(FullHttpRequest request) {
+    Optional<HttpMethod> method = HttpMethods.lookup(request.method().name());
+    if (method.isEmpty()) {
+      return CompletableFuture.completedFuture(json(501, "HTTP method not implemented"));
+    }
+    HttpRequest pekko;
+    try {
+      pekko = toPekko(request, method.get());
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(json(400, "malformed request"));
+    }
+    try {
+      return route.apply(pekko).thenCompose(this::toNetty);
+    } catch (Exception e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  private static HttpRequest toPekko(FullHttpRequest request, HttpMethod method) {
+    List<HttpHeader> headers = new ArrayList<>(request.headers().size());
+    String contentType = null;
+    for (Map.Entry<String, String> field : request.headers()) {
+      String name = field.getKey();
+      if (name.equalsIgnoreCase("Content-Type")) {
+        contentType = field.getValue();
+      } else if (!name.equalsIgnoreCase("Content-Length") && !name.equalsIgnoreCase("Transfer-Encoding")) {
+        headers.add(HttpHeader.parse(name, field.getValue()));
+      }
+    }
+    byte[] body = ByteBufUtil.getBytes(request.content());
+    HttpRequest pekko =
+        HttpRequest.create()
+            .withMethod(method)
+            .withUri(Uri.create(request.uri()))
+            .withProtocol(request.protocolVersion().minorVersion() == 0 ? HttpProtocols.HTTP_1_0 : HttpProtocols.HTTP_1_1)
+            .addHeaders(headers);
+    if (body.length > 0 || contentType != null) {
+      pekko =
+          pekko.withEntity(
+              contentType == null
+                  ? HttpEntities.create(ContentTypes.APPLICATION_OCTET_STREAM, body)
+                  : HttpEntities.create(ContentTypes.parse(contentType), body));
+    }
+    return pekko;
+  }
+
+  private CompletionStage<FullHttpResponse> toNetty(HttpResponse response) {
+    return response
+        .entity()
+        .toStrict(10_000, materializer)
+        .thenApply(
+            entity -> {
+              Map<String, String> headers = new java.util.LinkedHashMap<>();
+              for (HttpHeader header : response.getHeaders()) {
+                headers.put(header.name(), header.value());
+              }
+              FullHttpResponse netty =
+                  Requests.response(
+                      response.status().intValue(), headers, entity.getContentType().toString(), entity.getData().toArray());
+              if (entity.getContentType().equals(ContentTypes.NO_CONTENT_TYPE)) {
+                netty.headers().remove("Content-Type");
+              }
+              return netty;
+            });
+  }
+
+  private void respond(ChannelHandlerContext ctx, FullHttpResponse response, boolean keepAlive) {
+    if (closing || !ctx.channel().isActive()) {
+      response.release();
+      return;
+    }
+    if (!keepAlive) {
+      closing = true;
+      Requests.answerAndClose(ctx, response);
+      return;
+    }
+    if (http10) {
+      // an HTTP/1.0 client asked to keep the connection: say it is kept
+      response.headers().set("Connection", "keep-alive");
+    }
+    ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+    answering = false;
+    FullHttpRequest next = waiting.pollFirst();
+    if (next != null) {
+      serve(ctx, next);
+    } else {
+      ctx.channel().config().setAutoRead(true);
+    }
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+    if (event instanceof IdleStateEvent && !answering) {
+      counters.idleTimeout();
+      closing = true;
+      ctx.close();
+    } else {
+      ctx.fireUserEventTriggered(event);
+    }
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    closing = true;
+    ctx.close();
+  }
+
+  @Override
+  public void handlerRemoved(ChannelHandlerContext ctx) {
+    waiting.forEach(FullHttpRequest::release);
+    waiting.clear();
+  }
+
+  /** A JSON error as the access API answers them: {@code {"code": N, "message": "..."}}. */
+  static FullHttpResponse json(int status, String message) {
+    return Requests.response(
+        status, status == 503 ? Map.of("Retry-After", String.valueOf(Json.RETRY_AFTER_SECONDS)) : Map.of(), "application/json", Json.errorBody(status, message));
+  }
+}

@@ -1,0 +1,211 @@
+package io.relay.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpRequestDecoder;
+import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.util.ReferenceCountUtil;
+import io.relay.http.log.WarningLimiter;
+import io.relay.http.server.HeadTimeout;
+import io.relay.http.server.PortCounters;
+import io.relay.http.server.Requests;
+import io.relay.topic.ConnectionHandler;
+import io.relay.ws.Handshake;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code GET /session/{topic}?code=C} on a relay port, plain or TLS: the opening handshake
+ * checked (RFC 6455 section 4.2.1), the client admitted ({@link Admission}), and only then the
+ * {@code 101} written and the connection handed to its topic's {@link ConnectionHandler}. Every
+ * refusal is a plain status with a one-line body before the upgrade, and closes the connection:
+ * the port serves one request per connection. Other paths get 404, other methods 405.
+ *
+ * <p>The connection is not read while its code is redeemed. Bytes the client sent after its head
+ * (frames in the same segment as the upgrade) are held and handed to the connection's handler
+ * after the {@code 101}, before anything read later.
+ */
+final class RelayUpgrade extends ChannelInboundHandlerAdapter {
+  private static final String PREFIX = "/session";
+  private static final String DECODER = "http-decoder";
+  private static final String ENCODER = "http-encoder";
+  private static final String NAME = "relay-upgrade";
+
+  private final Admission admission;
+  private final AdmissionGate gate;
+  private final PortCounters counters;
+  private final WarningLimiter warnings;
+  private boolean headRead;
+  /** Bytes that came after the head, held until the upgrade is answered. */
+  private final List<ByteBuf> early = new ArrayList<>(1);
+
+  private RelayUpgrade(Admission admission, AdmissionGate gate, PortCounters counters, WarningLimiter warnings) {
+    this.admission = admission;
+    this.gate = gate;
+    this.counters = counters;
+    this.warnings = warnings;
+  }
+
+  /** Sets up a new relay port connection's pipeline, after its TLS and head timeout. */
+  static void install(
+      ChannelPipeline pipeline, Admission admission, AdmissionGate gate, PortCounters counters, WarningLimiter warnings) {
+    HttpRequestDecoder decoder = new HttpRequestDecoder(Requests.DECODER);
+    // one head, and the bytes after it are left undecoded
+    decoder.setSingleDecode(true);
+    pipeline.addLast(DECODER, decoder);
+    pipeline.addLast(ENCODER, new HttpResponseEncoder());
+    pipeline.addLast(NAME, new RelayUpgrade(admission, gate, counters, warnings));
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (msg instanceof HttpRequest request && !headRead) {
+      headRead = true;
+      ctx.channel().config().setAutoRead(false);
+      if (ctx.pipeline().get(HeadTimeout.NAME) instanceof HeadTimeout timeout) {
+        timeout.headRead();
+      }
+      // from here on the client's bytes arrive undecoded, as early frames
+      ctx.pipeline().remove(DECODER);
+      onHead(ctx, request);
+    } else if (msg instanceof ByteBuf bytes && headRead && ctx.channel().isActive()) {
+      early.add(bytes);
+    } else {
+      ReferenceCountUtil.release(msg);
+    }
+  }
+
+  private void onHead(ChannelHandlerContext ctx, HttpRequest request) {
+    Requests.Refusal malformed = Requests.refusal(request);
+    if (malformed != null) {
+      Requests.countMalformed(malformed, counters, warnings);
+      refuse(ctx, malformed.status(), malformed.reason(), Map.of());
+      return;
+    }
+    HttpHeaders headers = request.headers();
+    QueryStringDecoder target;
+    try {
+      target = new QueryStringDecoder(request.uri());
+      target.parameters();
+    } catch (IllegalArgumentException e) {
+      refuse(ctx, 400, "malformed request target", Map.of());
+      return;
+    }
+    String path = target.rawPath();
+    if (!path.equals(PREFIX) && !path.startsWith(PREFIX + "/")) {
+      refuse(ctx, 404, "The requested resource could not be found.", Map.of());
+      return;
+    }
+    if (!request.method().name().equals("GET")) {
+      refuse(ctx, 405, "HTTP method not allowed, supported methods: GET", Map.of("Allow", "GET"));
+      return;
+    }
+    String key = header(headers, "Sec-WebSocket-Key");
+    String topic;
+    try {
+      topic = admission.topic(path.substring(PREFIX.length()));
+      Handshake.Problem problem =
+          Handshake.check(
+              header(headers, "Upgrade"), header(headers, "Connection"), key, header(headers, "Sec-WebSocket-Version"));
+      if (problem == Handshake.Problem.VERSION) {
+        throw new ApiException(426, "unsupported WebSocket version; this server speaks " + Handshake.VERSION);
+      }
+      if (problem != null
+          || !request.protocolVersion().equals(HttpVersion.HTTP_1_1)
+          || headers.getAll("Host").size() != 1
+          || HttpUtil.isContentLengthSet(request)
+          || HttpUtil.isTransferEncodingChunked(request)) {
+        throw new ApiException(400, "expected a WebSocket upgrade");
+      }
+    } catch (ApiException e) {
+      refuse(ctx, admission.refusal(e));
+      return;
+    }
+    if (!gate.tryEnter()) {
+      refuse(ctx, 503, "the node is admitting as many clients as it can; retry", Map.of("Retry-After", AdmissionGate.RETRY_AFTER_SECONDS));
+      return;
+    }
+    List<String> codes = target.parameters().get("code");
+    String code = codes == null ? null : codes.get(0);
+    String protocol =
+        Handshake.requestsProtocol(header(headers, "Sec-WebSocket-Protocol"), Handshake.NULL_PROTOCOL) ? Handshake.NULL_PROTOCOL : null;
+    String userAgent = header(headers, "User-Agent");
+    admission
+        .admit(topic, code, userAgent == null ? "" : userAgent, remoteAddress(headers, (InetSocketAddress) ctx.channel().remoteAddress()))
+        .whenComplete(
+            (handler, failure) -> {
+              gate.leave();
+              ctx.executor().execute(() -> answer(ctx, key, protocol, handler, failure));
+            });
+  }
+
+  /** Answers the upgrade on the connection's event loop once the admission is decided. */
+  private void answer(ChannelHandlerContext ctx, String key, String protocol, ConnectionHandler handler, Throwable failure) {
+    if (failure != null) {
+      refuse(ctx, admission.refusal(failure));
+      return;
+    }
+    if (!ctx.channel().isActive()) {
+      // the client left while its code was redeemed: its topic drops it at the attach deadline
+      releaseEarly();
+      return;
+    }
+    ChannelPipeline pipeline = ctx.pipeline();
+    pipeline.remove(ENCODER);
+    if (pipeline.get(HeadTimeout.NAME) != null) {
+      pipeline.remove(HeadTimeout.NAME);
+    }
+    ctx.write(Unpooled.wrappedBuffer(Handshake.switching(key, protocol)));
+    pipeline.addAfter(NAME, "websocket", handler);
+    for (ByteBuf bytes : early) {
+      ctx.fireChannelRead(bytes);
+    }
+    early.clear();
+    ctx.fireChannelReadComplete();
+    pipeline.remove(this);
+    ctx.flush();
+    ctx.channel().config().setAutoRead(true);
+  }
+
+  @Override
+  public void handlerRemoved(ChannelHandlerContext ctx) {
+    releaseEarly();
+  }
+
+  private void releaseEarly() {
+    early.forEach(ByteBuf::release);
+    early.clear();
+  }
+
+  private void refuse(ChannelHandlerContext ctx, Admission.Refusal refusal) {
+    refuse(ctx, refusal.status(), refusal.line(), refusal.headers());
+  }
+
+  private void refuse(ChannelHandlerContext ctx, int status, String line, Map<String, String> headers) {
+    releaseEarly();
+    Requests.answerAndClose(ctx, Requests.plain(status, line, headers));
+  }
+
+  /** Every value of the field {@code name}, joined with commas, or null if it has none. */
+  private static String header(HttpHeaders headers, String name) {
+    List<String> values = headers.getAll(name);
+    return values.isEmpty() ? null : values.size() == 1 ? values.get(0) : String.join(", ", values);
+  }
+
+  /** The first X-Forwarded-For entry, else the peer's address. */
+  private static String remoteAddress(HttpHeaders headers, InetSocketAddress peer) {
+    String forwarded = headers.get("X-Forwarded-For");
+    String first = forwarded == null ? "" : forwarded.split(",")[0].trim();
+    return !first.isEmpty() ? first : peer == null || peer.getAddress() == null ? "unknown" : peer.getAddress().getHostAddress();
+  }
+}

@@ -1,0 +1,228 @@
+package io.relay.http.server;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.pekko.Done;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node's client ports (the relay and the access API) on Netty: one group of event loops
+ * serving every port's connections, on the native epoll transport where the platform has it and
+ * NIO otherwise (chosen at start and logged). Each connection is served by one event loop for its
+ * whole life: its TLS, its HTTP head, and after an upgrade its WebSocket reads and writes.
+ *
+ * <p>The ports share the node's {@code relay.max-connections} ({@link ConnectionSlots}): when
+ * they hold it, every port stops accepting (new connections wait in the kernel's backlog), and
+ * they resume when a connection of any port closes; a connection accepted in the meantime is
+ * closed at once. When {@code accept} itself fails (the process ran out of file descriptors),
+ * Netty pauses the port for a second instead of spinning; the failures are counted. A request
+ * head must arrive within {@code relay.header-timeout} ({@link HeadTimeout}). {@link #unbind}
+ * stops accepting; {@link #terminate} closes what is still open after a deadline.
+ */
+public final class ClientPorts {
+  private static final Logger LOG = LoggerFactory.getLogger(ClientPorts.class);
+
+  private final PortSettings settings;
+  private final ConnectionSlots slots;
+  private final PortCounters counters = new PortCounters();
+  private final EventLoopGroup group;
+  private final Class<? extends ServerChannel> serverChannel;
+  private final String transport;
+  private final List<Channel> servers = new CopyOnWriteArrayList<>();
+  private final ChannelGroup open = new DefaultChannelGroup("relay-client-connections", GlobalEventExecutor.INSTANCE);
+  private volatile boolean accepting = true;
+
+  private ClientPorts(PortSettings settings) {
+    this.settings = settings;
+    this.slots = new ConnectionSlots(settings.maxConnections());
+    if (Epoll.isAvailable()) {
+      group = new MultiThreadIoEventLoopGroup(settings.eventLoops(), EpollIoHandler.newFactory());
+      serverChannel = EpollServerSocketChannel.class;
+      transport = "epoll";
+    } else {
+      group = new MultiThreadIoEventLoopGroup(settings.eventLoops(), NioIoHandler.newFactory());
+      serverChannel = NioServerSocketChannel.class;
+      transport = "nio";
+    }
+    slots.onFree(this::resumeAccepting);
+  }
+
+  /** Starts the event loops of the node's client ports. */
+  public static ClientPorts start(PortSettings settings) {
+    ClientPorts ports = new ClientPorts(settings);
+    LOG.info(
+        "client ports on Netty's {} transport, {} event loops, at most {} connections",
+        ports.transport,
+        settings.eventLoops(),
+        settings.maxConnections());
+    return ports;
+  }
+
+  public ConnectionSlots slots() {
+    return slots;
+  }
+
+  public PortCounters counters() {
+    return counters;
+  }
+
+  public PortSettings settings() {
+    return settings;
+  }
+
+  /** The transport the ports use: {@code epoll} or {@code nio}. */
+  public String transport() {
+    return transport;
+  }
+
+  /**
+   * Binds {@code host:port}; each connection gets TLS first when {@code tls} is given, then the
+   * {@link HeadTimeout}, then what {@code http} adds to its pipeline.
+   *
+   * @return the bound address
+   * @throws IllegalStateException when the port cannot be bound
+   */
+  public InetSocketAddress bind(String host, int port, Optional<SslContext> tls, Consumer<ChannelPipeline> http) {
+    int writeBuffer = settings.writeBuffer();
+    ServerBootstrap bootstrap =
+        new ServerBootstrap()
+            .group(group)
+            .channel(serverChannel)
+            .option(ChannelOption.SO_BACKLOG, settings.backlog())
+            .option(ChannelOption.SO_REUSEADDR, true)
+            .handler(new AcceptFailures())
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(writeBuffer / 2, writeBuffer))
+            .childHandler(
+                new ChannelInitializer<>() {
+                  @Override
+                  protected void initChannel(Channel channel) {
+                    if (!admit(channel)) {
+                      return;
+                    }
+                    ChannelPipeline pipeline = channel.pipeline();
+                    tls.ifPresent(context -> pipeline.addLast("tls", context.newHandler(channel.alloc())));
+                    pipeline.addLast(HeadTimeout.NAME, new HeadTimeout(settings.headerTimeout().toNanos(), counters));
+                    http.accept(pipeline);
+                  }
+                });
+    Channel server;
+    try {
+      server = bootstrap.bind(host, port).syncUninterruptibly().channel();
+    } catch (RuntimeException e) {
+      throw new IllegalStateException("cannot bind " + host + ":" + port + ": " + e.getMessage(), e);
+    }
+    servers.add(server);
+    if (!accepting) {
+      server.config().setAutoRead(false);
+    }
+    return (InetSocketAddress) server.localAddress();
+  }
+
+  /** Takes a slot for a new connection, or closes it at the limit and stops accepting. */
+  private boolean admit(Channel channel) {
+    if (!slots.tryAcquire()) {
+      counters.limitReached.increment();
+      pauseAccepting();
+      channel.close();
+      return false;
+    }
+    open.add(channel);
+    channel.closeFuture().addListener(closed -> slots.release());
+    if (slots.used() >= slots.limit()) {
+      counters.limitReached.increment();
+      pauseAccepting();
+    }
+    return true;
+  }
+
+  private void pauseAccepting() {
+    accepting = false;
+    servers.forEach(server -> server.config().setAutoRead(false));
+    if (slots.used() < slots.limit()) {
+      // a connection closed meanwhile, and its slot's resume may have run before this pause
+      resumeAccepting();
+    }
+  }
+
+  private void resumeAccepting() {
+    if (!accepting && slots.used() < slots.limit()) {
+      accepting = true;
+      servers.forEach(server -> server.config().setAutoRead(true));
+    }
+  }
+
+  /** Counts failed accepts; Netty's acceptor then pauses the port for a second. */
+  @ChannelHandler.Sharable
+  private final class AcceptFailures extends ChannelInboundHandlerAdapter {
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      counters.acceptFailures.increment();
+      ctx.fireExceptionCaught(cause);
+    }
+  }
+
+  /** Stops accepting on every port: the bound sockets close; open connections go on. */
+  public CompletionStage<Done> unbind() {
+    CompletableFuture<Done> done = new CompletableFuture<>();
+    if (servers.isEmpty()) {
+      done.complete(Done.getInstance());
+      return done;
+    }
+    int[] left = {servers.size()};
+    for (Channel server : servers) {
+      server.close().addListener(closed -> {
+        synchronized (left) {
+          if (--left[0] == 0) {
+            done.complete(Done.getInstance());
+          }
+        }
+      });
+    }
+    return done;
+  }
+
+  /**
+   * Waits up to {@code deadline} for the open connections to close, then closes the rest and
+   * stops the event loops.
+   */
+  public CompletionStage<Done> terminate(Duration deadline) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          if (!open.newCloseFuture().awaitUninterruptibly(deadline.toMillis())) {
+            open.close().awaitUninterruptibly(1, TimeUnit.SECONDS);
+          }
+          group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+          return Done.getInstance();
+        });
+  }
+}

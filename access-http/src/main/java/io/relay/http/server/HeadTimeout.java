@@ -1,0 +1,81 @@
+package io.relay.http.server;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A client that started a request head must finish it within {@code relay.header-timeout}, or
+ * its connection is reset. The first head counts from the accept (on a TLS port the handshake is
+ * inside it); a later one from its first bytes. The handler after the HTTP decoder says when a
+ * head has arrived ({@link #headRead}).
+ */
+public final class HeadTimeout extends ChannelInboundHandlerAdapter {
+  /** The handler's name in a connection's pipeline. */
+  public static final String NAME = "head-timeout";
+
+  private final long timeoutNanos;
+  private final PortCounters counters;
+  private ScheduledFuture<?> timer;
+  /** A head has been read, and the next bytes belong to its body or the next request. */
+  private boolean betweenHeads;
+
+  HeadTimeout(long timeoutNanos, PortCounters counters) {
+    this.timeoutNanos = timeoutNanos;
+    this.counters = counters;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) {
+    start(ctx);
+    ctx.fireChannelActive();
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (timer == null && betweenHeads) {
+      betweenHeads = false;
+      start(ctx);
+    }
+    ctx.fireChannelRead(msg);
+  }
+
+  /** The head being read has arrived whole: the clock stops until the next one starts. */
+  public void headRead() {
+    cancel();
+    betweenHeads = true;
+  }
+
+  @Override
+  public void handlerRemoved(ChannelHandlerContext ctx) {
+    cancel();
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    cancel();
+    ctx.fireChannelInactive();
+  }
+
+  private void start(ChannelHandlerContext ctx) {
+    timer =
+        ctx.executor()
+            .schedule(
+                () -> {
+                  counters.headerTimeouts.increment();
+                  ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
+                  ctx.close();
+                },
+                timeoutNanos,
+                TimeUnit.NANOSECONDS);
+  }
+
+  private void cancel() {
+    if (timer != null) {
+      timer.cancel(false);
+      timer = null;
+    }
+  }
+}

@@ -1,0 +1,138 @@
+package io.relay.http.server;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.DateFormatter;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.relay.http.log.WarningLimiter;
+import java.nio.charset.StandardCharsets;
+import java.util.Date;
+import java.util.Map;
+
+/**
+ * The request heads the client ports take, and how they refuse the rest. Netty's HTTP/1.1
+ * decoder reads each head ({@link #DECODER}); on top of its grammar and limits the ports hold a
+ * head to these: a head over {@link #MAX_HEAD_BYTES} is refused with 431 (414 when its request
+ * line alone is that long), a target over {@link #MAX_TARGET_BYTES} with 414, more than {@link
+ * #MAX_FIELDS} fields or a field value over {@link #MAX_FIELD_BYTES} with 431, a version other than HTTP/1.x with 505, and anything the decoder
+ * could not read with 400.
+ */
+public final class Requests {
+  public static final int MAX_HEAD_BYTES = 16 * 1024;
+  public static final int MAX_TARGET_BYTES = 2048;
+  public static final int MAX_FIELDS = 64;
+  public static final int MAX_FIELD_BYTES = 8 * 1024;
+
+  /** How the ports' decoders read heads: strict lines, validated fields, the limits above. */
+  public static final HttpDecoderConfig DECODER =
+      new HttpDecoderConfig()
+          .setMaxInitialLineLength(MAX_HEAD_BYTES)
+          .setMaxHeaderSize(MAX_HEAD_BYTES)
+          .setValidateHeaders(true)
+          .setStrictLineParsing(true)
+          .setUseRfc9112TransferEncoding(true);
+
+  private Requests() {}
+
+  /** Why a head is refused: the status and a one-line reason. */
+  public record Refusal(int status, String reason) {}
+
+  /** Why {@code request} is refused, or null when its head is one a port serves. */
+  public static Refusal refusal(HttpRequest request) {
+    DecoderResult result = request.decoderResult();
+    if (result.isFailure()) {
+      Throwable cause = result.cause();
+      if (cause instanceof TooLongHttpLineException) {
+        return new Refusal(414, "request target too long");
+      }
+      if (cause instanceof TooLongHttpHeaderException) {
+        return new Refusal(431, "request head too large");
+      }
+      return new Refusal(400, "malformed request head");
+    }
+    if (request.uri().length() > MAX_TARGET_BYTES) {
+      return new Refusal(414, "request target too long");
+    }
+    if (!isOriginForm(request.uri())) {
+      return new Refusal(400, "malformed request target");
+    }
+    if (request.protocolVersion().majorVersion() != 1) {
+      return new Refusal(505, "HTTP version not supported");
+    }
+    if (request.headers().size() > MAX_FIELDS) {
+      return new Refusal(431, "too many header fields");
+    }
+    for (Map.Entry<String, String> field : request.headers()) {
+      if (field.getValue().length() > MAX_FIELD_BYTES) {
+        return new Refusal(431, "header field too large");
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Whether {@code target} is in origin form ({@code /path?query}, RFC 9112 section 3.2.1): RFC
+   * 3986's characters only, and each {@code %} followed by two hex digits.
+   */
+  static boolean isOriginForm(String target) {
+    if (!target.startsWith("/")) {
+      return false;
+    }
+    for (int i = 0; i < target.length(); i++) {
+      char c = target.charAt(i);
+      boolean allowed =
+          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~:/?[]@!$&'()*+,;=%".indexOf(c) >= 0;
+      if (!allowed || c == '%' && (i + 2 >= target.length() || !isHex(target.charAt(i + 1)) || !isHex(target.charAt(i + 2)))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean isHex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  }
+
+  /**
+   * Counts a head refused as unreadable, and logs that one was with its status alone: the head
+   * may hold a one-time code or a token. The line is rate-limited by kind.
+   */
+  public static void countMalformed(Refusal refusal, PortCounters counters, WarningLimiter warnings) {
+    counters.malformedHeads.increment();
+    warnings.warn("refused a request that could not be parsed: {}", refusal.status());
+  }
+
+  /**
+   * A response with {@code body} of {@code contentType}, and a {@code Date}. Field names are
+   * written as RFC 9110 spells them, for clients that match them exactly.
+   */
+  public static FullHttpResponse response(int status, Map<String, String> headers, String contentType, byte[] body) {
+    FullHttpResponse response =
+        new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), Unpooled.wrappedBuffer(body));
+    response.headers().set("Date", DateFormatter.format(new Date()));
+    response.headers().set("Content-Type", contentType);
+    response.headers().setInt("Content-Length", body.length);
+    headers.forEach(response.headers()::set);
+    return response;
+  }
+
+  /** A refusal: {@code status} with a one-line plain-text body and {@code headers}. */
+  public static FullHttpResponse plain(int status, String line, Map<String, String> headers) {
+    return response(status, headers, "text/plain; charset=UTF-8", (line + "\n").getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Writes {@code response} with {@code Connection: close}, and closes once it is written. */
+  public static void answerAndClose(ChannelHandlerContext ctx, FullHttpResponse response) {
+    response.headers().set("Connection", "close");
+    ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+  }
+}

@@ -1,0 +1,361 @@
+package io.relay.topic;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.relay.RelaySettings;
+import io.relay.metrics.RelayMetrics;
+import io.relay.ws.CloseCodes;
+import io.relay.ws.CloseFrame;
+import io.relay.ws.CloseHandshake;
+import io.relay.ws.InboundProtocol;
+import io.relay.ws.MemoryBudget;
+import io.relay.ws.WsFrames.Frame;
+import io.relay.ws.WsFrames;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * One connection's WebSocket protocol on its channel, after the upgrade: the glue between the
+ * channel, the protocol core of the {@code ws} package and the topic. The client's bytes go to
+ * its {@link InboundProtocol}, each message it assembles, rendered once into a pooled buffer, to
+ * the topic's {@link Room}; pongs, the connection's outbound queue, pings and close frames go
+ * back; the {@link CloseHandshake} decides when the connection ends. The connection counts what
+ * it holds in the node's {@link MemoryBudget}, and lets go of it when the budget sheds it.
+ *
+ * <p>Everything here runs on the channel's event loop, and only that thread writes the channel:
+ * writers on other event loops queue frames in the connection's {@link
+ * io.relay.ws.OutboundQueue}, whose wake-up asks this loop to drain it. The queue is drained while
+ * the channel is writable (its outbound buffer under the high-water mark); past it, frames wait
+ * in the queue, where drop-oldest bounds them, until the channel drains below the low-water mark.
+ * A client's pings are answered at once while the channel is writable; otherwise only the newest
+ * ping's pong waits (RFC 6455 section 5.5.3 allows answering only the most recent).
+ */
+public final class ConnectionHandler extends ChannelInboundHandlerAdapter
+    implements InboundProtocol.Listener, MemoryBudget.Holder {
+  private static final Frame PING = WsFrames.frame(WsFrames.PING, ByteString.emptyByteString());
+  private static final String SHED_REASON = "shed to keep the node within its memory budget";
+
+  private final Connection connection;
+  private final RelaySettings settings;
+  private final RelayMetrics metrics;
+  private final MemoryBudget budget;
+  private final InboundProtocol inbound;
+  private final CloseHandshake handshake = new CloseHandshake();
+  private final Runnable drainTask = this::drain;
+  private ChannelHandlerContext ctx;
+  private Channel channel;
+  /** The newest pong that waits for the channel to be writable, or null. */
+  private Frame pendingPong;
+  /** Frames written since the last flush. */
+  private boolean unflushed;
+  /** The server's close frame went out. */
+  private boolean closeSent;
+  /** The server's last frame went out: nothing more is written. */
+  private boolean outputEnded;
+  private boolean ended;
+  private String endReason = "disconnected";
+  private long lastOutNanos = System.nanoTime();
+  private ScheduledFuture<?> pingTimer;
+  private ScheduledFuture<?> closeTimer;
+  private ScheduledFuture<?> flushTimer;
+
+  ConnectionHandler(Connection connection, RelaySettings settings, RelayMetrics metrics, MemoryBudget budget) {
+    this.connection = connection;
+    this.settings = settings;
+    this.metrics = metrics;
+    this.budget = budget;
+    this.inbound = new InboundProtocol(this, connection.grant().canWrite(), settings.maxMessageBytes(), budget);
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+    this.channel = ctx.channel();
+    budget.register(this);
+    connection.attached();
+    long ping = settings.pingInterval().toNanos();
+    pingTimer = ctx.executor().scheduleWithFixedDelay(this::onPingTimer, ping, ping, TimeUnit.NANOSECONDS);
+    connection.outbound().attach(() -> ctx.executor().execute(drainTask));
+    if (!channel.isActive()) {
+      end();
+    }
+  }
+
+  @Override
+  public void handlerRemoved(ChannelHandlerContext ctx) {
+    end();
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    end();
+  }
+
+  /** The connection ended: lets go of everything and tells the topic, once. */
+  private void end() {
+    if (ended) {
+      return;
+    }
+    ended = true;
+    cancel(pingTimer);
+    cancel(closeTimer);
+    cancel(flushTimer);
+    budget.unregister(this);
+    connection.outbound().dispose();
+    inbound.release();
+    int code = connection.closeCode();
+    String reason = code != 0 ? "closed by server with " + code : endReason;
+    if (connection.topicActor() != null) {
+      connection.topicActor().tell(new TopicActor.Left(connection.id(), reason));
+    }
+  }
+
+  private static void cancel(ScheduledFuture<?> timer) {
+    if (timer != null) {
+      timer.cancel(false);
+    }
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    endReason = "connection failed: " + cause.getClass().getSimpleName();
+    ctx.close();
+  }
+
+  // ---- client to server
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    ByteBuf bytes = (ByteBuf) msg;
+    try {
+      if (!inbound.hasEnded()) {
+        inbound.read(bytes);
+      }
+    } finally {
+      bytes.release();
+    }
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    flushIfWritten();
+  }
+
+  @Override
+  public void onMessage(byte opcode, byte[] bytes, int start, int size) {
+    metrics.framesIn.inc();
+    metrics.bytesIn.inc(size);
+    connection.stats().received(size, System.nanoTime());
+    if (bytes != null) {
+      Frame frame = WsFrames.message(ctx.alloc(), opcode, bytes, start, size);
+      try {
+        connection.room().fanOut(connection, frame);
+      } finally {
+        frame.release();
+      }
+    } else if (!connection.grant().canWrite()) {
+      connection.stats().refused();
+      metrics.framesRefused.inc();
+    }
+  }
+
+  @Override
+  public void onPing(byte[] payload) {
+    Frame pong = WsFrames.frame(WsFrames.PONG, ByteString.fromArrayUnsafe(payload));
+    if (outputEnded || handshake.isClosing()) {
+      return;
+    }
+    if (channel.isWritable()) {
+      write(pong);
+    } else {
+      pendingPong = pong;
+    }
+  }
+
+  @Override
+  public void onClose(CloseFrame close) {
+    endReason = "closed by client with " + close.code();
+    Frame answer = handshake.onPeerClose(close);
+    if (answer == null) {
+      flushIfWritten();
+      ctx.close();
+    } else {
+      writeLast(answer);
+    }
+  }
+
+  @Override
+  public void onViolation(int closeCode, String reason) {
+    if (handshake.onFailure()) {
+      connection.close(closeCode, reason);
+    } else {
+      ctx.close();
+    }
+  }
+
+  // ---- server to client
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    if (channel.isWritable()) {
+      if (pendingPong != null && !outputEnded) {
+        write(pendingPong);
+        pendingPong = null;
+      }
+      drain();
+    }
+    ctx.fireChannelWritabilityChanged();
+  }
+
+  /** Writes what the outbound queue holds while the channel is writable; then flushes. */
+  private void drain() {
+    if (outputEnded || ended) {
+      return;
+    }
+    if (!flushTimerStarted() && connection.outbound().isClosing()) {
+      // a graceful close: what is queued has the close timeout to go out
+      flushTimer = ctx.executor().schedule(this::onFlushTimeout, settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    }
+    while (channel.isWritable()) {
+      Frame next = connection.outbound().poll();
+      if (next == null) {
+        break;
+      }
+      if (next.isClose()) {
+        sendClose(next);
+        return;
+      }
+      ctx.write(next.forWrite()).addListener(next);
+      unflushed = true;
+      sent(next);
+    }
+    flushIfWritten();
+  }
+
+  private boolean flushTimerStarted() {
+    return flushTimer != null || closeSent;
+  }
+
+  private void sendClose(Frame close) {
+    closeSent = true;
+    inbound.discardMessages();
+    if (handshake.onServerCloseSent()) {
+      writeLast(close);
+    } else {
+      write(close);
+      flushIfWritten();
+      closeTimer = ctx.executor().schedule(this::cutOff, settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /** The server's own frame (a pong, a ping, a close), written now. */
+  private void write(Frame frame) {
+    ctx.write(frame.forWrite(), ctx.voidPromise());
+    unflushed = true;
+    lastOutNanos = System.nanoTime();
+  }
+
+  private void flushIfWritten() {
+    if (unflushed) {
+      unflushed = false;
+      ctx.flush();
+    }
+  }
+
+  private void sent(Frame frame) {
+    int size = frame.payloadLength();
+    long now = System.nanoTime();
+    lastOutNanos = now;
+    connection.stats().sent(size, now);
+    metrics.framesOut.inc();
+    metrics.bytesOut.inc(size);
+  }
+
+  /**
+   * Writes the server's last frame and then ends its side of the TCP connection. The client's
+   * side is read (and ignored) until it ends too, for at most the close timeout.
+   */
+  private void writeLast(Frame frame) {
+    outputEnded = true;
+    unflushed = false;
+    ctx.writeAndFlush(frame.forWrite())
+        .addListener(
+            (ChannelFutureListener)
+                written -> {
+                  if (channel instanceof DuplexChannel duplex && written.isSuccess()) {
+                    duplex.shutdownOutput();
+                  } else {
+                    channel.close();
+                  }
+                });
+    cancel(closeTimer);
+    closeTimer = ctx.executor().schedule(this::cutOff, settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /** Resets the connection: the socket drops what it has not written yet. */
+  private void cutOff() {
+    if (channel.isActive()) {
+      channel.config().setOption(ChannelOption.SO_LINGER, 0);
+      channel.close();
+    }
+  }
+
+  private void onFlushTimeout() {
+    if (!closeSent && !ended) {
+      // the reader did not take what was queued in time: drop it and close now
+      connection.outbound().discardPending();
+      if (channel.isWritable()) {
+        drain();
+      } else {
+        cutOff();
+      }
+    }
+  }
+
+  private void onPingTimer() {
+    long idle = System.nanoTime() - lastOutNanos;
+    if (idle >= settings.pingInterval().toNanos() / 2 && channel.isWritable() && !outputEnded && !closeSent && !handshake.isClosing()) {
+      write(PING);
+      flushIfWritten();
+    }
+  }
+
+  // ---- the memory budget
+
+  @Override
+  public long held() {
+    Channel ch = channel;
+    long inChannel = ch == null ? 0 : ch.isWritable() ? 0 : ch.config().getWriteBufferHighWaterMark();
+    return connection.outbound().queuedBytes() + inbound.reservedBytes() + inChannel;
+  }
+
+  @Override
+  public void shed() {
+    // what is queued goes at once, from the shedding thread; the rest on the channel's own
+    metrics.framesDropped.inc(connection.outbound().dropQueued());
+    ctx.executor().execute(this::onShed);
+  }
+
+  /**
+   * Closes with 1013 at once, like a failure: the close goes out next and the connection ends
+   * once it is written. A channel that could not take more could not take the close either: it
+   * is cut off at once, which frees what it holds too.
+   */
+  private void onShed() {
+    if (ended) {
+      return;
+    }
+    endReason = SHED_REASON;
+    inbound.discardMessages();
+    connection.close(CloseCodes.TRY_AGAIN_LATER, "node memory budget");
+    if (!channel.isWritable() || !handshake.onFailure()) {
+      cutOff();
+    }
+  }
+}

@@ -1,0 +1,139 @@
+package io.relay.topic;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.relay.RelaySettings;
+import io.relay.metrics.RelayMetrics;
+import io.relay.testing.TestClusterConfig;
+import io.relay.ws.ClientFrames;
+import io.relay.ws.CloseCodes;
+import io.relay.ws.MemoryBudget;
+import io.relay.ws.WsFrames;
+import java.util.Arrays;
+import java.util.Map;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A connection's handler on its channel: a writer's messages reach every other reader of the
+ * topic whole and in order, each reader's channel writes the frame's one buffer, and every holder
+ * lets go (the budget back at zero, the buffers back in their pool). Channels are Netty's
+ * embedded channels: each runs its tasks when the test says so, as its event loop would.
+ */
+class ConnectionHandlerTest {
+  private static final ActorTestKit KIT = ActorTestKit.create("connection-handler", TestClusterConfig.with(Map.of()));
+
+  private final RelayMetrics metrics = new RelayMetrics();
+  private final MemoryBudget budget = new MemoryBudget(1 << 30, (holder, held) -> {});
+  private final RelaySettings settings = RelaySettings.create(KIT.system().settings().config());
+  private final Room room = new Room(metrics, budget);
+
+  @AfterAll
+  static void stop() {
+    KIT.shutdownTestKit();
+  }
+
+  private EmbeddedChannel channel(Connection connection) {
+    connection.joined(room, null);
+    return new EmbeddedChannel(new ConnectionHandler(connection, settings, metrics, budget));
+  }
+
+  @Test
+  void messagesOfOneReadReachEveryOtherReaderWholeAndInOrderAndEveryHolderLetsGo() {
+    Connection writer = TestConnections.connection("t", "w", "read", "write");
+    Connection reader1 = TestConnections.connection("t", "r1", "read");
+    Connection reader2 = TestConnections.connection("t", "r2", "read");
+    EmbeddedChannel writerChannel = channel(writer);
+    EmbeddedChannel readerChannel1 = channel(reader1);
+    EmbeddedChannel readerChannel2 = channel(reader2);
+    room.setReaders(new Connection[] {writer, reader1, reader2});
+
+    byte[] first = payload(20_000, 1);
+    byte[] second = payload(3_000, 2);
+    byte[] third = payload(10, 3);
+    byte[] wire =
+        new ClientFrames()
+            .frame(WsFrames.BINARY, true, first)
+            .frame(WsFrames.BINARY, true, second)
+            .frame(WsFrames.BINARY, true, third)
+            .bytes();
+    writerChannel.writeInbound(Unpooled.wrappedBuffer(wire));
+    assertTrue(budget.used() > 0, "the readers' queues hold the messages until their channels write them");
+
+    for (EmbeddedChannel reader : new EmbeddedChannel[] {readerChannel1, readerChannel2}) {
+      reader.runPendingTasks();
+      assertArrayEquals(first, payloadOf(reader.readOutbound()));
+      assertArrayEquals(second, payloadOf(reader.readOutbound()));
+      assertArrayEquals(third, payloadOf(reader.readOutbound()));
+      assertNull(reader.readOutbound(), "three messages, three frames");
+    }
+    assertNull(writerChannel.readOutbound(), "the writer does not get its own messages");
+    assertEquals(0, budget.used(), "every reader's write ended: the budget is free");
+    assertEquals(3, reader1.stats().tx().count());
+  }
+
+  @Test
+  void aReaderTheServerClosesGetsTheCloseFrameAndItsChannelCloses() {
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel channel = channel(reader);
+    reader.close(CloseCodes.BOOKING_DENIED, "booking denied");
+    channel.runPendingTasks();
+    ByteBuf close = channel.readOutbound();
+    assertNotNull(close, "a close frame");
+    assertEquals(0x80 | WsFrames.CLOSE, close.getUnsignedByte(0));
+    assertEquals(CloseCodes.BOOKING_DENIED, close.getUnsignedShort(2));
+    close.release();
+    assertTrue(channel.isActive(), "the server waits for the client's close");
+    channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().close(CloseCodes.BOOKING_DENIED, new byte[0]).bytes()));
+    assertFalse(channel.isActive(), "the handshake is complete: the connection ends");
+  }
+
+  @Test
+  void aClientThatBreaksARuleIsClosedWithItsCodeAndNothingItSentIsRelayed() {
+    Connection writer = TestConnections.connection("t", "w", "read", "write");
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel writerChannel = channel(writer);
+    EmbeddedChannel readerChannel = channel(reader);
+    room.setReaders(new Connection[] {writer, reader});
+    byte[] unmasked = {(byte) 0x82, 0x01, 0x07};
+    writerChannel.writeInbound(Unpooled.wrappedBuffer(unmasked));
+    writerChannel.runPendingTasks();
+    ByteBuf close = writerChannel.readOutbound();
+    assertNotNull(close, "the server's close");
+    assertEquals(CloseCodes.PROTOCOL_ERROR, close.getUnsignedShort(2));
+    close.release();
+    readerChannel.runPendingTasks();
+    assertNull(readerChannel.readOutbound(), "nothing relayed");
+  }
+
+  /** {@code size} bytes, each a function of its index and {@code seed}. */
+  private static byte[] payload(int size, int seed) {
+    byte[] bytes = new byte[size];
+    for (int i = 0; i < size; i++) {
+      bytes[i] = (byte) (i * 31 + seed);
+    }
+    return bytes;
+  }
+
+  /** The payload of one server frame (unmasked, its header two or four bytes for these sizes); releases it. */
+  private static byte[] payloadOf(ByteBuf frame) {
+    assertNotNull(frame, "a frame");
+    try {
+      byte[] bytes = ByteBufUtil.getBytes(frame);
+      int header = (bytes[1] & 0x7F) == 126 ? 4 : 2;
+      return Arrays.copyOfRange(bytes, header, bytes.length);
+    } finally {
+      frame.release();
+    }
+  }
+}
