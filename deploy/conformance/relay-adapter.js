@@ -34,7 +34,11 @@
 //   --secret    RELAY_SECRET     relay-development-secret-do-not-use-in-production
 //   --verbose   ADAPTER_VERBOSE  off (1 = log every connection)
 //   --direct    ADAPTER_DIRECT   off (flag without a value; env 1 = on): no codes, see above
+//   --tls       ADAPTER_TLS      off (flag without a value; env 1 = on): the relay's ports are
+//               TLS (RELAY_TLS_CERT/KEY): the fuzzer's bytes go to the relay over TLS, the echo
+//               participant connects with wss://, any certificate accepted (a test's own)
 const net = require('net');
+const tls = require('tls');
 const http = require('http');
 const https = require('https');
 const crypto = require('crypto');
@@ -54,6 +58,7 @@ const AUDIENCE = opt('audience', 'RELAY_AUDIENCE', ACCESS);
 const SECRET = opt('secret', 'RELAY_SECRET', 'relay-development-secret-do-not-use-in-production');
 const VERBOSE = !!Number(opt('verbose', 'ADAPTER_VERBOSE', '0'));
 const DIRECT = process.argv.includes('--direct') || process.env.ADAPTER_DIRECT === '1';
+const TLS = process.argv.includes('--tls') || process.env.ADAPTER_TLS === '1';
 const MAX_PAYLOAD = 64 * 1024 * 1024;
 const [RELAY_HOST, RELAY_PORT] = (() => {
   const m = /^(.*):(\d+)$/.exec(RELAY_TCP);
@@ -82,7 +87,7 @@ function getUri(topic) {
   return new Promise((resolve, reject) => {
     const url = new URL(`${ACCESS}/session/${topic}`);
     const mod = url.protocol === 'https:' ? https : http;
-    const req = mod.request(url, { method: 'POST', headers: { Authorization: token(topic), 'Content-Length': 0 } }, (res) => {
+    const req = mod.request(url, { method: 'POST', rejectUnauthorized: false, headers: { Authorization: token(topic), 'Content-Length': 0 } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d) => { body += d; });
@@ -99,7 +104,7 @@ function getUri(topic) {
 
 function openEcho(uri, id) {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(uri, { maxPayload: MAX_PAYLOAD, perMessageDeflate: false });
+    const ws = new WebSocket(uri, { maxPayload: MAX_PAYLOAD, perMessageDeflate: false, rejectUnauthorized: false });
     let opened = false;
     ws.on('open', () => { opened = true; resolve(ws); });
     ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
@@ -183,10 +188,12 @@ const server = net.createServer({ allowHalfOpen: true }, (client) => {
     if (!m) throw new Error('unexpected request line: ' + JSON.stringify(line));
     const rewritten = Buffer.concat([Buffer.from(`${m[1]} ${target} ${m[3]}`, 'latin1'), head.slice(eol)]);
 
-    upstream = net.connect({ host: RELAY_HOST, port: RELAY_PORT, allowHalfOpen: true });
+    upstream = TLS
+      ? tls.connect({ host: RELAY_HOST, port: RELAY_PORT, allowHalfOpen: true, rejectUnauthorized: false })
+      : net.connect({ host: RELAY_HOST, port: RELAY_PORT, allowHalfOpen: true });
     upstream.on('error', (e) => vlog(`[${id}] upstream error: ${e.message}`));
     await new Promise((resolve, reject) => {
-      upstream.once('connect', resolve);
+      upstream.once(TLS ? 'secureConnect' : 'connect', resolve);
       upstream.once('error', reject);
     });
     if (client.destroyed) throw new Error('client closed while connecting to the relay');

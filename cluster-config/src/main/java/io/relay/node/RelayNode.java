@@ -11,6 +11,7 @@ import io.relay.http.HttpSettings;
 import io.relay.http.TlsContext;
 import io.relay.http.TokenKeys;
 import io.relay.http.server.PortSettings;
+import io.relay.ws.BufferChecks;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -51,6 +52,8 @@ public final class RelayNode {
    * @throws io.relay.config.SettingsReader.InvalidSettingException naming the bad key
    */
   static Settings load(Config overrides) {
+    // before the TLS context, the first thing that may make one of Netty's buffers
+    BufferChecks.watch();
     Config loaded =
         ConfigFactory.load(overrides.withFallback(ConfigFactory.parseResources("application.conf")));
     NodeSettings node = NodeSettings.create(loaded);

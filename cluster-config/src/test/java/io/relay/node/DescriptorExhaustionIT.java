@@ -45,7 +45,10 @@ class DescriptorExhaustionIT {
     start(Map.of());
     openIdleConnections(node.relay);
     assertAnswersAClient();
-    assertTrue(node.metric("relay_connection_limit_reached_total") > 0, "the limit was reached");
+    Await.until(
+        "the node reached its connection limit (relay_connection_limit_reached_total > 0)",
+        Duration.ofSeconds(30),
+        () -> node.metric("relay_connection_limit_reached_total") > 0);
     // the node may accept the client's connection before it has accepted enough idle ones to reach
     // its limit (the kernel holds both ports' queues), so the client can be served before the
     // header timeout; the idle ones are closed at the header timeout all the same

@@ -1,5 +1,7 @@
 package io.relay.ws;
 
+import io.netty.util.ResourceLeakDetector;
+import io.netty.util.ResourceLeakDetectorFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -14,13 +16,15 @@ import org.slf4j.LoggerFactory;
  * and the node's memory budget with it, so each is counted ({@code relay_buffer_faults_total})
  * and logged at ERROR with the stack of the code that made it (at most one a minute, unless the
  * checks are on). The bytes themselves are Netty's pooled buffers, each write holding its own
- * reference; Netty's leak detector watches them.
+ * reference; a buffer that was never released (Netty's leak detector finds it once the garbage
+ * collector has taken it) is a fault too, counted and logged the same way.
  *
  * <p>With the system property {@value #PROPERTY} set to {@code true} (every test run sets it) the
- * node also checks what costs time: each frame's bytes are checked against their CRC at every
- * write, each frame remembers where its last holder let go, so the fault names both holders; and
- * every fault is kept ({@link #faults}) and thrown at once as an {@link IllegalStateException} in
- * the thread that made it.
+ * node also checks what costs time: Netty's leak detector tracks every buffer (paranoid), each
+ * frame's bytes are checked against their CRC at every write, each frame remembers where its last
+ * holder let go, so the fault names both holders; and every fault is kept ({@link #faults}) and,
+ * except a leak (found on whatever thread allocates next), thrown at once as an {@link
+ * IllegalStateException} in the thread that made it.
  */
 public final class BufferChecks {
   /** The system property that turns the costly checks on. */
@@ -35,25 +39,65 @@ public final class BufferChecks {
   private static final long LOG_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
   private static final AtomicLong LAST_LOGGED = new AtomicLong(System.nanoTime() - LOG_EVERY_NANOS);
 
+  static {
+    if (ON) {
+      ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+    }
+    ResourceLeakDetectorFactory.setResourceLeakDetectorFactory(new LeaksAreFaults());
+  }
+
   private BufferChecks() {}
+
+  /**
+   * Makes the checks watch Netty's buffers: called before the first buffer is made (the leak
+   * detector of buffers is made with their class).
+   */
+  public static void watch() {
+    // the class's initialisation does it
+  }
+
+  /** Leak detectors that report each leak as a fault, after Netty's own report of it. */
+  private static final class LeaksAreFaults extends ResourceLeakDetectorFactory {
+    @Override
+    public <T> ResourceLeakDetector<T> newResourceLeakDetector(Class<T> resource, int samplingInterval, long maxActive) {
+      return new ResourceLeakDetector<>(resource, samplingInterval) {
+        @Override
+        protected void reportTracedLeak(String type, String records) {
+          super.reportTracedLeak(type, records);
+          record(new IllegalStateException("a " + type + " was never released: " + records), false);
+        }
+
+        @Override
+        protected void reportUntracedLeak(String type) {
+          super.reportUntracedLeak(type);
+          record(new IllegalStateException("a " + type + " was never released"), false);
+        }
+      };
+    }
+  }
 
   /**
    * Reports a fault found here, {@code earlier} being where the other party to it acted (the
    * previous release), if known: logged and counted; with the checks on, kept and thrown.
    */
   static void fault(String what, Throwable earlier) {
-    IllegalStateException fault = new IllegalStateException(what, earlier);
+    record(new IllegalStateException(what, earlier), true);
+  }
+
+  private static void record(IllegalStateException fault, boolean thrown) {
     COUNT.increment();
     long now = System.nanoTime();
     long last = LAST_LOGGED.get();
     if (ON || now - last >= LOG_EVERY_NANOS && LAST_LOGGED.compareAndSet(last, now)) {
-      LOG.error("buffer accounting fault ({} so far): {}", COUNT.sum(), what, fault);
+      LOG.error("buffer accounting fault ({} so far): {}", COUNT.sum(), fault.getMessage(), fault);
     }
     if (ON) {
       synchronized (FAULTS) {
         FAULTS.add(fault);
       }
-      throw fault;
+      if (thrown) {
+        throw fault;
+      }
     }
   }
 

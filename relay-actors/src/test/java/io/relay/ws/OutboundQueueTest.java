@@ -121,6 +121,7 @@ class OutboundQueueTest {
       queue.offer(sharedWithOne(200));
       assertEquals(200, budget.used(), "the dropped frame's payload left the budget");
       assertEquals(0, firstBytes.refCnt(), "and its buffer went back");
+      queue.dispose();
     }
 
     @Test

@@ -2,7 +2,6 @@ package io.relay.http.server;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -44,12 +43,14 @@ import org.slf4j.LoggerFactory;
  * they hold it, every port stops accepting (new connections wait in the kernel's backlog), and
  * they resume when a connection of any port closes; a connection accepted in the meantime is
  * closed at once. When {@code accept} itself fails (the process ran out of file descriptors),
- * Netty pauses the port for a second instead of spinning; the failures are counted. A request
+ * the port pauses instead of spinning; the failures are counted and logged once per ten seconds. A request
  * head must arrive within {@code relay.header-timeout} ({@link HeadTimeout}). {@link #unbind}
  * stops accepting; {@link #terminate} closes what is still open after a deadline.
  */
 public final class ClientPorts {
   private static final Logger LOG = LoggerFactory.getLogger(ClientPorts.class);
+  private static final long ACCEPT_PAUSE_MS = 100;
+  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final PortSettings settings;
   private final ConnectionSlots slots;
@@ -181,13 +182,45 @@ public final class ClientPorts {
     }
   }
 
-  /** Counts failed accepts; Netty's acceptor then pauses the port for a second. */
-  @ChannelHandler.Sharable
+  /**
+   * What a port does while {@code accept} fails, most likely for want of file descriptors: the
+   * connection stays in the backlog, so watching for it again at once would spin. The port pauses
+   * for {@value #ACCEPT_PAUSE_MS} ms, counts the failure, and logs one line per ten seconds with
+   * the count. Runs on the port's event loop.
+   */
   private final class AcceptFailures extends ChannelInboundHandlerAdapter {
+    private long notLogged;
+    private long lastLog = System.nanoTime() - LOG_INTERVAL_NANOS;
+
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
       counters.acceptFailures.increment();
-      ctx.fireExceptionCaught(cause);
+      notLogged++;
+      long now = System.nanoTime();
+      if (now - lastLog >= LOG_INTERVAL_NANOS) {
+        LOG.warn(
+            "accepting connections on port {} failed {} times in the last {} s ({}); pausing {} ms between attempts. "
+                + "'Too many open files' means the process's descriptor limit (ulimit -n) is too low for relay.max-connections ({})",
+            ((InetSocketAddress) ctx.channel().localAddress()).getPort(),
+            notLogged,
+            TimeUnit.NANOSECONDS.toSeconds(now - lastLog),
+            cause.getMessage(),
+            ACCEPT_PAUSE_MS,
+            slots.limit());
+        lastLog = now;
+        notLogged = 0;
+      }
+      Channel server = ctx.channel();
+      server.config().setAutoRead(false);
+      ctx.executor()
+          .schedule(
+              () -> {
+                if (accepting) {
+                  server.config().setAutoRead(true);
+                }
+              },
+              ACCEPT_PAUSE_MS,
+              TimeUnit.MILLISECONDS);
     }
   }
 
