@@ -12,7 +12,9 @@ import java.time.Duration;
  * @param maxMessageBytes largest accepted message; larger ones close the sender with 1009
  * @param pingInterval how often an idle connection is pinged
  * @param closeTimeout how long a closing connection waits for the peer's close frame
- * @param attachTimeout how long an accepted upgrade may take to start its stream
+ * @param idleTimeout how long a connection may go without a byte from its client (a live client
+ *     answers every ping) before it is cut off
+ * @param attachTimeout how long an accepted upgrade may take to reach its channel
  * @param codeTtl lifetime of a one-time code
  * @param codeSweepInterval how often expired codes are removed from the replicated maps
  * @param replicationTimeout timeout of the deny list's majority reads and writes and of a claim at a code's issuer
@@ -31,6 +33,7 @@ public record RelaySettings(
     int maxMessageBytes,
     Duration pingInterval,
     Duration closeTimeout,
+    Duration idleTimeout,
     Duration attachTimeout,
     Duration codeTtl,
     Duration codeSweepInterval,
@@ -83,6 +86,7 @@ public record RelaySettings(
         (int) maxMessage,
         r.duration("relay.ping-interval"),
         r.duration("relay.close-timeout"),
+        r.duration("relay.idle-timeout"),
         r.duration("relay.attach-timeout"),
         r.duration("relay.code-ttl"),
         r.duration("relay.code-sweep-interval"),

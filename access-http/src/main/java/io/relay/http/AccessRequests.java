@@ -44,17 +44,17 @@ import org.apache.pekko.stream.Materializer;
  * The access API on an access port, plain or TLS: Netty reads each request (head and body, at most
  * {@value #MAX_BODY_BYTES} bytes of body) and the API's sealed Pekko HTTP route answers it in
  * process, with no HTTP stream per connection. Requests on one connection are answered in order,
- * one at a time; the connection is kept alive as HTTP/1.1 and the client's {@code Connection}
- * header say, and closed after {@code pekko.http.server.idle-timeout} without a request. A head
- * the port cannot read is answered with a JSON error ({@link Requests}) and the connection
- * closes.
+ * one at a time (at most {@value #MAX_PIPELINED} read ahead); the connection is kept alive as
+ * HTTP/1.1 and the client's {@code Connection} header say, and closed after {@code
+ * relay.idle-timeout} without a request. A head the port cannot read is answered with a JSON
+ * error ({@link Requests}) and the connection closes.
  */
 final class AccessRequests extends ChannelInboundHandlerAdapter {
   /** The largest request body the access API reads; its requests carry none or a little JSON. */
   static final int MAX_BODY_BYTES = 64 * 1024;
 
   /** Requests read ahead of the one being answered (HTTP/1.1 pipelining), at most. */
-  private static final int MAX_PIPELINED = 16;
+  static final int MAX_PIPELINED = 16;
 
   private final Function<HttpRequest, CompletionStage<HttpResponse>> route;
   private final Materializer materializer;

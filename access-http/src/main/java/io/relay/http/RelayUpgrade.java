@@ -46,6 +46,8 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
   private final PortCounters counters;
   private final WarningLimiter warnings;
   private boolean headRead;
+  /** The request was refused: what the client sends from then on is discarded. */
+  private boolean refused;
   /** Bytes that came after the head, held until the upgrade is answered. */
   private final List<ByteBuf> early = new ArrayList<>(1);
 
@@ -78,7 +80,7 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
       // from here on the client's bytes arrive undecoded, as early frames
       ctx.pipeline().remove(DECODER);
       onHead(ctx, request);
-    } else if (msg instanceof ByteBuf bytes && headRead && ctx.channel().isActive()) {
+    } else if (msg instanceof ByteBuf bytes && headRead && !refused && ctx.channel().isActive()) {
       early.add(bytes);
     } else {
       ReferenceCountUtil.release(msg);
@@ -192,6 +194,7 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
   }
 
   private void refuse(ChannelHandlerContext ctx, int status, String line, Map<String, String> headers) {
+    refused = true;
     releaseEarly();
     Requests.answerAndClose(ctx, Requests.plain(status, line, headers));
   }

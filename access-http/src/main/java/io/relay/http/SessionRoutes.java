@@ -16,8 +16,7 @@ import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * {@code POST /session/{topic}}: exchanges a session token for a one-time relay URI. On plain
- * access ports {@link SessionRequests} answers it with the same {@link #answer}, without the route.
+ * {@code POST /session/{topic}}: exchanges a session token for a one-time relay URI.
  */
 final class SessionRoutes extends AllDirectives {
   private final AccessGuard guard;

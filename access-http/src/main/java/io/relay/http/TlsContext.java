@@ -58,6 +58,9 @@ public final class TlsContext {
     boolean openSsl = OpenSsl.isAvailable();
     KeyManagerFactory factory =
         openSsl ? new OpenSslCachingX509KeyManagerFactory(new KeyManagerFactoryWrapper(keys)) : new KeyManagerFactoryWrapper(keys);
+    LOG.info(
+        "TLS on {}",
+        openSsl ? "BoringSSL (netty-tcnative " + OpenSsl.versionString() + ")" : "the JDK's TLS (BoringSSL did not load: " + OpenSsl.unavailabilityCause() + ")");
     try {
       return SslContextBuilder.forServer(factory).sslProvider(openSsl ? SslProvider.OPENSSL : SslProvider.JDK).build();
     } catch (SSLException e) {

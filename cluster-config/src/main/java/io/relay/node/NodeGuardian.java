@@ -1,7 +1,8 @@
 package io.relay.node;
 
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocatorMetric;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufAllocatorMetric;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.handler.ssl.SslContext;
 import io.relay.Ask;
 import io.relay.RelaySettings;
@@ -105,9 +106,9 @@ final class NodeGuardian {
     java.lang.management.MemoryMXBean memory = java.lang.management.ManagementFactory.getMemoryMXBean();
     metrics.gauge("relay_jvm_heap_used_bytes", "The JVM's heap in use", () -> memory.getHeapMemoryUsage().getUsed());
     metrics.gauge("relay_jvm_heap_max_bytes", "The JVM's maximum heap", () -> memory.getHeapMemoryUsage().getMax());
-    PooledByteBufAllocatorMetric buffers = PooledByteBufAllocator.DEFAULT.metric();
-    metrics.gauge("relay_netty_direct_memory_bytes", "Direct memory held by Netty's pooled buffers (JVM-wide)", buffers::usedDirectMemory);
-    metrics.gauge("relay_netty_heap_memory_bytes", "Heap memory held by Netty's pooled buffers (JVM-wide)", buffers::usedHeapMemory);
+    ByteBufAllocatorMetric buffers = ((ByteBufAllocatorMetricProvider) ByteBufAllocator.DEFAULT).metric();
+    metrics.gauge("relay_netty_direct_memory_bytes", "Direct memory held by Netty's buffer allocator (JVM-wide)", buffers::usedDirectMemory);
+    metrics.gauge("relay_netty_heap_memory_bytes", "Heap memory held by Netty's buffer allocator (JVM-wide)", buffers::usedHeapMemory);
     metrics.info("relay_build", "The node's build", "version", RelayCli.version());
     metrics.counter(
         "relay_buffer_faults",

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * The memory attacks against the packaged jar with a small heap, as an attacker would run them:
  * readers that never read joining a topic one after another while a writer sends 10 MiB
  * messages, and writers that stop in the middle of 10 MiB messages. The node must stay alive and
- * ready, keep its heap under its maximum, shed what it must (counted), and keep another topic's
+ * ready, keep its heap and direct memory under their maximum, shed what it must (counted), and keep another topic's
  * participants exchanging messages; the figures are printed.
  *
  * <p>In {@code mvn -B verify} it runs at CI size (a 256 MiB heap, 24 writers, 128 stalled readers); {@code
@@ -34,14 +34,16 @@ class MemoryAttackIT {
   private static final String HEAP = FULL ? "512m" : "256m";
   private static final int ATTACKERS = FULL ? 200 : 24;
   /**
-   * Readers that never read: a stalled reader holds only what its socket has not taken of the
-   * frame in flight and what is queued behind it (about 2 MB each here, measured), so the CI size
+   * Readers that never read: a stalled reader holds only what its channel has not written of the
+   * frames in flight and what is queued behind them (about 2 MB each here, measured), so the CI size
    * needs more of them than writers to pass the 128 MiB budget at all, with a margin for readers
    * that joined between two messages and hold less.
    */
   private static final int STALLED_READERS = FULL ? 200 : 128;
   private static final String HEAP_USED = "relay_jvm_heap_used_bytes";
   private static final String HELD = "relay_memory_held_bytes";
+  /** Relayed frames live in Netty's direct buffers: capped, by default, at the heap's maximum. */
+  private static final String DIRECT = "relay_netty_direct_memory_bytes";
 
   private final ExecutorService threads = Executors.newCachedThreadPool();
   private final List<RawWebSocket> sockets = new ArrayList<>();
@@ -65,7 +67,7 @@ class MemoryAttackIT {
   @Test
   void readersThatNeverRead() throws Exception {
     start();
-    try (NodeWatch watch = new NodeWatch(node, HEAP_USED, HELD); QuietPair quiet = new QuietPair(node, "attack/quiet-readers", threads)) {
+    try (NodeWatch watch = new NodeWatch(node, HEAP_USED, HELD, DIRECT); QuietPair quiet = new QuietPair(node, "attack/quiet-readers", threads)) {
       RawWebSocket writer = open("attack/stalled", "write");
       AtomicBoolean writing = new AtomicBoolean(true);
       Future<?> frames = writer.sendWhile(threads, writing, new byte[MESSAGE]);
@@ -82,7 +84,7 @@ class MemoryAttackIT {
   @Test
   void writersStoppedInTheMiddleOfMessages() throws Exception {
     start();
-    try (NodeWatch watch = new NodeWatch(node, HEAP_USED, HELD); QuietPair quiet = new QuietPair(node, "attack/quiet-writers", threads)) {
+    try (NodeWatch watch = new NodeWatch(node, HEAP_USED, HELD, DIRECT); QuietPair quiet = new QuietPair(node, "attack/quiet-writers", threads)) {
       byte[] frame = RawWebSocket.frame(RawWebSocket.BINARY, true, new byte[MESSAGE]);
       byte[] almostAll = Arrays.copyOf(frame, frame.length - MESSAGE / 20);
       for (int i = 0; i < ATTACKERS; i++) {
@@ -106,13 +108,14 @@ class MemoryAttackIT {
     double heapMax = node.metric("relay_jvm_heap_max_bytes");
     System.out.printf(
         "attack: %s x %d (-Xmx%s, 10 MiB messages): node alive %s, ready throughout %s (slowest /ready %d ms), heap peak %.0f MiB of %.0f, "
-            + "held peak %.0f MiB of a %.0f MiB budget, %.0f connections shed; quiet topic: %d messages, p50 %.1f ms, p99 %.1f ms%n",
+            + "direct memory peak %.0f MiB, held peak %.0f MiB of a %.0f MiB budget, %.0f connections shed; quiet topic: %d messages, p50 %.1f ms, p99 %.1f ms%n",
         attack, attackers, HEAP, node.isAlive(), watch.readyThroughout(), watch.slowestReadyMillis(), watch.peak(HEAP_USED) / 1048576.0,
-        heapMax / 1048576.0, watch.peak(HELD) / 1048576.0, node.metric("relay_memory_budget_bytes") / 1048576.0, shed, latencies.length,
+        heapMax / 1048576.0, watch.peak(DIRECT) / 1048576.0, watch.peak(HELD) / 1048576.0, node.metric("relay_memory_budget_bytes") / 1048576.0, shed, latencies.length,
         QuietPair.percentile(latencies, 50) / 1e6, QuietPair.percentile(latencies, 99) / 1e6);
     assertTrue(node.isAlive(), "the node survived (log: " + node.log() + ")");
     assertTrue(watch.readyThroughout(), "the node stayed ready; /ready answered:" + watch.unreadyAnswers() + " (log: " + node.log() + ")");
     assertTrue(watch.peak(HEAP_USED) < heapMax, "the heap stayed under its maximum");
+    assertTrue(watch.peak(DIRECT) < heapMax, "Netty's direct memory stayed under its maximum (the heap's, by default)");
     assertTrue(latencies.length > 0, "the quiet topic's participants exchanged messages during the attack");
     assertTrue(shed > 0, "what was shed is counted");
   }

@@ -35,7 +35,7 @@ class OverloadTest {
   private static final int MESSAGE = 4 << 20;
   /**
    * What may pass the budget for a moment: what arrives while the connections shed let go (they
-   * do so on their own streams), a few of the largest messages.
+   * do so on their own event loops), a few of the largest messages.
    */
   private static final long SLACK = 3L * MESSAGE;
 

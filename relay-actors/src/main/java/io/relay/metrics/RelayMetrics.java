@@ -15,12 +15,8 @@ public final class RelayMetrics {
   public final Counter bytesIn = counter("relay_bytes_in", "Payload bytes received from connections");
   public final Counter framesOut = counter("relay_frames_out", "Messages sent to connections");
   public final Counter bytesOut = counter("relay_bytes_out", "Payload bytes sent to connections");
-  public final Counter framesDirect =
-      counter("relay_frames_direct", "Messages written to an idle reader's socket by the writer's own thread");
-  public final Counter framesDirectPartial =
-      counter(
-          "relay_frames_direct_partial",
-          "Messages written by the writer's thread of which the socket took only a part, the rest left to the reader's stream");
+  public final Counter connectionsIdle =
+      counter("relay_connections_idle", "WebSocket connections cut off after relay.idle-timeout without a byte from the client");
   public final Counter framesDropped =
       counter("relay_frames_dropped", "Messages dropped from full outbound queues (slow readers)");
   public final Counter framesRefused =

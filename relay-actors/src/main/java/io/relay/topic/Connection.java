@@ -11,7 +11,8 @@ import org.apache.pekko.actor.typed.ActorRef;
  * One accepted participant of a topic: who it is, what it may do, its outbound queue and counters.
  *
  * <p>Created by the relay route after its code is redeemed, owned by its topic actor, and shared
- * with the connection's stream, which drains {@link #outbound()}.
+ * with the connection's channel handler ({@link ConnectionHandler}), which drains {@link
+ * #outbound()}.
  */
 public final class Connection {
   /** What the code granted and where the participant came from; never the code itself. */
@@ -77,7 +78,7 @@ public final class Connection {
   }
 
   /**
-   * Asks the connection's stream to close with this code; the first request wins. Moves and drains
+   * Asks the connection's handler to close with this code; the first request wins. Moves and drains
    * (4001, 1001) first deliver what is already queued; every other close is immediate.
    */
   void close(int code, String reason) {
@@ -88,7 +89,7 @@ public final class Connection {
     outbound.close(WsFrames.close(code, reason), graceful);
   }
 
-  /** Called by the connection's stream when it starts. */
+  /** Called by the connection's handler when it is added to the connection's channel. */
   void attached() {
     attached = true;
   }

@@ -6,8 +6,9 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.concurrent.AbstractScheduledEventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.netty.util.concurrent.Ticker;
 import io.relay.RelaySettings;
 import io.relay.metrics.RelayMetrics;
 import io.relay.ws.CloseCodes;
@@ -15,6 +16,7 @@ import io.relay.ws.CloseFrame;
 import io.relay.ws.CloseHandshake;
 import io.relay.ws.InboundProtocol;
 import io.relay.ws.MemoryBudget;
+import io.relay.ws.OutputEnd;
 import io.relay.ws.WsFrames.Frame;
 import io.relay.ws.WsFrames;
 import java.util.concurrent.TimeUnit;
@@ -34,7 +36,8 @@ import org.apache.pekko.util.ByteString;
  * the channel is writable (its outbound buffer under the high-water mark); past it, frames wait
  * in the queue, where drop-oldest bounds them, until the channel drains below the low-water mark.
  * A client's pings are answered at once while the channel is writable; otherwise only the newest
- * ping's pong waits (RFC 6455 section 5.5.3 allows answering only the most recent).
+ * ping's pong waits (RFC 6455 section 5.5.3 allows answering only the most recent). A client
+ * that sends nothing, not even a pong, for {@code relay.idle-timeout} is cut off.
  */
 public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     implements InboundProtocol.Listener, MemoryBudget.Holder {
@@ -60,7 +63,11 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
   private boolean outputEnded;
   private boolean ended;
   private String endReason = "disconnected";
-  private long lastOutNanos = System.nanoTime();
+  /** The channel's event loop's clock (a test's embedded loop has one it moves itself). */
+  private Ticker clock = Ticker.systemTicker();
+  private long lastOutNanos;
+  /** When the client last sent anything: a live client answers every ping. */
+  private long lastInNanos;
   private ScheduledFuture<?> pingTimer;
   private ScheduledFuture<?> closeTimer;
   private ScheduledFuture<?> flushTimer;
@@ -77,6 +84,11 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
   public void handlerAdded(ChannelHandlerContext ctx) {
     this.ctx = ctx;
     this.channel = ctx.channel();
+    if (ctx.executor() instanceof AbstractScheduledEventExecutor loop) {
+      clock = loop.ticker();
+    }
+    lastOutNanos = clock.nanoTime();
+    lastInNanos = lastOutNanos;
     budget.register(this);
     connection.attached();
     long ping = settings.pingInterval().toNanos();
@@ -133,6 +145,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     ByteBuf bytes = (ByteBuf) msg;
+    lastInNanos = clock.nanoTime();
     try {
       if (!inbound.hasEnded()) {
         inbound.read(bytes);
@@ -258,7 +271,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
   private void write(Frame frame) {
     ctx.write(frame.forWrite(), ctx.voidPromise());
     unflushed = true;
-    lastOutNanos = System.nanoTime();
+    lastOutNanos = clock.nanoTime();
   }
 
   private void flushIfWritten() {
@@ -270,16 +283,15 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
 
   private void sent(Frame frame) {
     int size = frame.payloadLength();
-    long now = System.nanoTime();
-    lastOutNanos = now;
-    connection.stats().sent(size, now);
+    lastOutNanos = clock.nanoTime();
+    connection.stats().sent(size, System.nanoTime());
     metrics.framesOut.inc();
     metrics.bytesOut.inc(size);
   }
 
   /**
-   * Writes the server's last frame and then ends its side of the TCP connection. The client's
-   * side is read (and ignored) until it ends too, for at most the close timeout.
+   * Writes the server's last frame and then ends its side of the connection ({@link OutputEnd}).
+   * The client's side is read (and ignored) until it ends too, for at most the close timeout.
    */
   private void writeLast(Frame frame) {
     outputEnded = true;
@@ -288,8 +300,8 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
         .addListener(
             (ChannelFutureListener)
                 written -> {
-                  if (channel instanceof DuplexChannel duplex && written.isSuccess()) {
-                    duplex.shutdownOutput();
+                  if (written.isSuccess()) {
+                    OutputEnd.after(channel);
                   } else {
                     channel.close();
                   }
@@ -319,7 +331,15 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
   }
 
   private void onPingTimer() {
-    long idle = System.nanoTime() - lastOutNanos;
+    long now = clock.nanoTime();
+    if (now - lastInNanos >= settings.idleTimeout().toNanos()) {
+      // not even a pong for the idle timeout: the client is gone without closing
+      endReason = "idle: nothing from the client for " + settings.idleTimeout().toSeconds() + " s";
+      metrics.connectionsIdle.inc();
+      cutOff();
+      return;
+    }
+    long idle = now - lastOutNanos;
     if (idle >= settings.pingInterval().toNanos() / 2 && channel.isWritable() && !outputEnded && !closeSent && !handshake.isClosing()) {
       write(PING);
       flushIfWritten();

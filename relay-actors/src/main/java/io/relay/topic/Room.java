@@ -5,7 +5,7 @@ import io.relay.ws.MemoryBudget;
 import io.relay.ws.WsFrames.Frame;
 
 /**
- * A topic's current readers, published by its topic actor and read by its writers' streams.
+ * A topic's current readers, published by its topic actor and read by its writers' handlers.
  *
  * <p>This is the data path: a writer hands each message to every other reader's outbound queue
  * directly, as one shared frame object, with no actor hop and no copy per reader. Only the topic

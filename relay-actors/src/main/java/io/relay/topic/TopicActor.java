@@ -26,10 +26,10 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
   /** Messages a topic actor understands. */
   public sealed interface Command {}
 
-  /** Adds an accepted connection; answers with the stream that will serve it. */
+  /** Adds an accepted connection; answers with the handler that will serve it. */
   public record Join(Connection connection, ActorRef<JoinResult> replyTo) implements Command {}
 
-  /** The connection's stream has ended. */
+  /** The connection has ended. */
   public record Left(long connectionId, String reason) implements Command {}
 
   /** Closes the connections of a denied booking with 4003. */

@@ -55,7 +55,7 @@ public final class CloseHandshake {
   }
 
   /**
-   * The server's close frame was handed to the socket.
+   * The server's close frame was handed to the channel.
    *
    * @return true if the connection ends once it is written, false if it waits for the peer's
    *     close

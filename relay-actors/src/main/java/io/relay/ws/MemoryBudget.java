@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The node-wide bound on what clients can make the node hold: frames queued for readers (and the
- * one each reader's socket is writing) and messages still being received. Each shared frame is
+ * ones each reader's channel is writing) and messages still being received. Each shared frame is
  * counted once, whatever the number of readers holding it.
  *
  * <p>When a charge takes the total past the limit, the budget sheds: it asks the connections

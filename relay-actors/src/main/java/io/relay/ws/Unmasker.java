@@ -7,15 +7,8 @@ import java.nio.ByteOrder;
 /**
  * Removes the client's XOR mask from WebSocket payload bytes, eight bytes at a time, as longs in
  * the machine's own byte order: the mask is put in that order once per call, so that no access
- * swaps bytes (on x86 the loop over big-endian longs took six times as long, JMH: 1.24 against
- * 0.20 µs for 20 KiB; docs/data-path.md).
- *
- * <p>Pekko HTTP 1.3.0 unmasks one byte at a time; unmasking was the largest part of a node's Java
- * time when it relayed one stream of large messages (docs/benchmark-notes.md, W3). {@link
- * InboundProtocol} unmasks each payload it keeps once, where the message will stay: in the
- * socket read's own array when the message arrives whole in one frame and fills at least half of
- * the read, otherwise in the message's own array right after each piece is copied there, while
- * the bytes are still in the cache.
+ * swaps bytes. {@link InboundProtocol} unmasks each payload it keeps once, in the message's own
+ * array, right after each piece is copied there, while the bytes are still in the cache.
  */
 public final class Unmasker {
   private static final VarHandle LONGS =

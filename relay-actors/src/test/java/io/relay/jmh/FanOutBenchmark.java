@@ -31,13 +31,12 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * The relay's per-frame work for one client message, without the sockets: the protocol core
- * ({@link InboundProtocol}) reads the masked frame from the socket read, copies the payload out
- * into the message's array (with the bytes in front of it, where the server's header goes),
- * unmasks it there (the one copy) and, for text, checks its UTF-8; the message is framed in
- * place as one shared frame, offered to every reader's outbound queue through the topic's {@link
- * Room}, counted as the connection stage does, and drained from each reader's queue as its stage
- * would. {@code kind} compares a binary message with ASCII text and with text of two-byte
+ * The relay's per-frame work for one client message, without the channels: the protocol core
+ * ({@link InboundProtocol}) reads the masked frame from the channel's read, copies the payload out
+ * into the message's array, unmasks it there and, for text, checks its UTF-8; the message is
+ * copied once into a pooled buffer behind its server header, offered to every reader's outbound
+ * queue through the topic's {@link Room}, counted as the connection's handler does, and drained
+ * from each reader's queue as its handler would. {@code kind} compares a binary message with ASCII text and with text of two-byte
  * characters: the difference is the UTF-8 check. Run with {@code -prof gc} for the allocation per
  * frame (see docs/benchmark-notes.md).
  */
@@ -65,7 +64,7 @@ public class FanOutBenchmark {
   private InboundProtocol protocol;
   private Blackhole blackhole;
 
-  /** The socket read: one whole masked client frame. */
+  /** The channel's read: one whole masked client frame. */
   private byte[] read;
   /** The payload, unmasked. */
   private byte[] payload;

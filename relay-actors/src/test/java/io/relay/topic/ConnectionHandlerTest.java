@@ -20,6 +20,7 @@ import io.relay.ws.MemoryBudget;
 import io.relay.ws.WsFrames;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -114,6 +115,31 @@ class ConnectionHandlerTest {
     close.release();
     readerChannel.runPendingTasks();
     assertNull(readerChannel.readOutbound(), "nothing relayed");
+  }
+
+  @Test
+  void aClientThatSendsNothingNotEvenAPongForTheIdleTimeoutIsCutOffAndCounted() {
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel channel = channel(reader);
+    long pings = settings.idleTimeout().toNanos() / settings.pingInterval().toNanos();
+    for (int i = 0; i < pings - 1; i++) {
+      channel.advanceTimeBy(settings.pingInterval().toNanos(), TimeUnit.NANOSECONDS);
+      channel.runScheduledPendingTasks();
+      ByteBuf ping = channel.readOutbound();
+      assertNotNull(ping, "pinged at every interval");
+      assertEquals(0x80 | WsFrames.PING, ping.getUnsignedByte(0));
+      ping.release();
+      if (i == 0) {
+        // a pong: the client is alive, and its silence counts from here
+        channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.PONG, true, new byte[0]).bytes()));
+      }
+    }
+    assertTrue(channel.isActive(), "the client answered the first ping: not idle yet");
+    channel.advanceTimeBy(2 * settings.pingInterval().toNanos(), TimeUnit.NANOSECONDS);
+    channel.runScheduledPendingTasks();
+    assertFalse(channel.isActive(), "nothing from the client for the idle timeout: cut off");
+    assertEquals(1.0, metrics.connectionsIdle.get());
+    channel.finishAndReleaseAll();
   }
 
   /** {@code size} bytes, each a function of its index and {@code seed}. */

@@ -136,18 +136,13 @@ final class BenchRun {
   }
 
   /**
-   * What the relay counted in a W4 window: frames dropped from full reader queues, the share of
-   * frames out that writers' threads wrote to idle readers themselves (a reader whose queue holds
-   * frames is written by its own stream instead, at more CPU per frame), and the time in garbage
-   * collection; -1 each for a server without metrics.
+   * What the relay counted in a W4 window: frames dropped from full reader queues and the time in
+   * garbage collection; -1 each for a server without metrics.
    */
   private static void putServerCounters(Map<String, Object> window, ServerProbe.Counters before, ServerProbe.Counters after) {
     double dropped = after.droppedFrames() - before.droppedFrames();
-    double out = after.framesOut() - before.framesOut();
-    double direct = after.framesDirect() - before.framesDirect();
     double gc = after.gcSeconds() - before.gcSeconds();
     window.put("serverDroppedFrames", Double.isNaN(dropped) ? -1 : (long) dropped);
-    window.put("directShare", Double.isNaN(direct) || !(out > 0) ? -1 : round(direct / out, 3));
     window.put("serverGcSeconds", Double.isNaN(gc) ? -1 : round(gc, 3));
   }
 

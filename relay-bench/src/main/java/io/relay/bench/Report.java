@@ -116,24 +116,24 @@ public final class Report {
       }
       ratio(w4, "passCpuPerMBps", false, 1.0, "W4 server CPU % per delivered MB/s at the highest passing step");
       md.append(String.format(Locale.ROOT, "W4 best relay / loopback TCP: %.0f %%%n%n", 100 * best(w4, "relay", "highestPassingMBps", true) * 8e6 / tcp));
-      md.append("Every step (the relay's frames out written by the writer's thread to an idle reader, as a share of all):\n\n"
-          + "| server | rate /s per topic | offered msg/s | delivered MB/s | delivery | p50 ms | p99 ms | p99.9 ms | max ms | server CPU % | generator CPU % | written by the writer's thread | pass |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      md.append("Every step:\n\n"
+          + "| server | rate /s per topic | offered msg/s | delivered MB/s | delivery | p50 ms | p99 ms | p99.9 ms | max ms | server CPU % | generator CPU % | pass |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (Map<String, Object> r : w4) {
         for (Object o : list(r.get("steps"))) {
           Map<String, Object> st = obj(o);
-          md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.get("label"), fmt(st.get("rate")), fmt(st.get("offeredMsgPerS")),
+          md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.get("label"), fmt(st.get("rate")), fmt(st.get("offeredMsgPerS")),
               fmt(st.get("deliveredMBps")), fmt(st.get("deliveryRatio")), fmt(st.get("p50Ms")), fmt(st.get("p99Ms")), fmt(st.get("p999Ms")), fmt(st.get("maxMs")),
-              fmt(st.get("serverCpuPct")), fmt(st.get("generatorCpuPct")), fmt(st.get("directShare")), st.get("pass")));
+              fmt(st.get("serverCpuPct")), fmt(st.get("generatorCpuPct")), st.get("pass")));
         }
       }
-      md.append("\nBeyond saturation (twice the highest passing rate; the server's and the generator's CPU, the relay's frames out written by the writer's thread to an idle reader, and its time in garbage collection, over the window):\n\n"
-          + "| server | rate /s per topic | delivered MB/s | delivery | p99 ms | connections open / total | frames dropped by the server | server heap MB | server CPU % | generator CPU % | written by the writer's thread | GC s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      md.append("\nBeyond saturation (twice the highest passing rate; the server's and the generator's CPU and the relay's time in garbage collection, over the window):\n\n"
+          + "| server | rate /s per topic | delivered MB/s | delivery | p99 ms | connections open / total | frames dropped by the server | server heap MB | server CPU % | generator CPU % | GC s |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (Map<String, Object> r : w4) {
         if (r.get("overload") == null) continue;
         Map<String, Object> o = obj(r.get("overload"));
-        md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s |%n", r.get("label"), fmt(o.get("rate")), fmt(o.get("deliveredMBps")), fmt(o.get("deliveryRatio")),
+        md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s |%n", r.get("label"), fmt(o.get("rate")), fmt(o.get("deliveredMBps")), fmt(o.get("deliveryRatio")),
             fmt(o.get("p99Ms")), fmt(o.get("openConnections")), fmt(o.get("connections")), fmt(o.get("serverDroppedFrames")), fmt(o.get("serverHeapMB")),
-            fmt(o.get("serverCpuPct")), fmt(o.get("generatorCpuPct")), fmt(o.get("directShare")), fmt(o.get("serverGcSeconds"))));
+            fmt(o.get("serverCpuPct")), fmt(o.get("generatorCpuPct")), fmt(o.get("serverGcSeconds"))));
       }
       for (Map<String, Object> r : w4) {
         if (!str(r.get("label")).startsWith("relay") || r.get("overload") == null) continue;

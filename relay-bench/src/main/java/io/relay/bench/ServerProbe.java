@@ -210,17 +210,15 @@ final class ServerProbe {
    *
    * @param droppedFrames frames dropped from full reader queues
    * @param framesOut frames written to readers
-   * @param framesDirect of those, frames a writer's thread wrote to an idle reader's socket itself
    * @param gcSeconds time in garbage collection, every collector together (for G1 its pauses)
    */
-  record Counters(double droppedFrames, double framesOut, double framesDirect, double gcSeconds) {}
+  record Counters(double droppedFrames, double framesOut, double gcSeconds) {}
 
   Counters counters() {
     String body = scrape();
     return new Counters(
         sample(body, "relay_frames_dropped_total"),
         sample(body, "relay_frames_out_total"),
-        sample(body, "relay_frames_direct_total"),
         sumOfSeries(body, "jvm_gc_collection_seconds_sum"));
   }
 

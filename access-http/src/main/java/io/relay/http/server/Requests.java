@@ -1,6 +1,7 @@
 package io.relay.http.server;
 
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.DateFormatter;
@@ -14,9 +15,11 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.relay.http.log.WarningLimiter;
+import io.relay.ws.OutputEnd;
 import java.nio.charset.StandardCharsets;
 import java.util.Date;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The request heads the client ports take, and how they refuse the rest. Netty's HTTP/1.1
@@ -31,6 +34,8 @@ public final class Requests {
   public static final int MAX_TARGET_BYTES = 2048;
   public static final int MAX_FIELDS = 64;
   public static final int MAX_FIELD_BYTES = 8 * 1024;
+  /** How long a refused connection is read on after its answer before it is closed. */
+  public static final long LINGER_MS = 1000;
 
   /** How the ports' decoders read heads: strict lines, validated fields, the limits above. */
   public static final HttpDecoderConfig DECODER =
@@ -130,9 +135,27 @@ public final class Requests {
     return response(status, headers, "text/plain; charset=UTF-8", (line + "\n").getBytes(StandardCharsets.UTF_8));
   }
 
-  /** Writes {@code response} with {@code Connection: close}, and closes once it is written. */
+  /**
+   * Writes {@code response} with {@code Connection: close}, then ends the server's side of the
+   * connection ({@link OutputEnd}) and reads on, discarding, until the client closes its side or
+   * {@link #LINGER_MS} pass: a client still sending (the rest of an over-long head, a body) would
+   * otherwise get a reset that can destroy the response before it reads it. The caller's handler
+   * discards what it reads from then on.
+   */
   public static void answerAndClose(ChannelHandlerContext ctx, FullHttpResponse response) {
     response.headers().set("Connection", "close");
-    ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+    Channel channel = ctx.channel();
+    ctx.writeAndFlush(response)
+        .addListener(
+            (ChannelFutureListener)
+                written -> {
+                  if (!written.isSuccess()) {
+                    channel.close();
+                    return;
+                  }
+                  OutputEnd.after(channel);
+                  channel.config().setAutoRead(true);
+                  channel.eventLoop().schedule(() -> channel.close(), LINGER_MS, TimeUnit.MILLISECONDS);
+                });
   }
 }

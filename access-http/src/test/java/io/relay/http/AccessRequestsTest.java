@@ -1,0 +1,170 @@
+package io.relay.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.relay.http.log.WarningLimiter;
+import io.relay.http.server.PortCounters;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.stream.Materializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An access port's connection as a client sees it, over Netty's embedded channel with a route
+ * that answers with the request's path: keep-alive and pipelined requests answered in order,
+ * {@code Connection: close} honoured, a body over the limit refused with a JSON 413, too many
+ * requests read ahead closing the connection, and an idle connection closed.
+ */
+class AccessRequestsTest {
+  private static final ActorTestKit KIT = ActorTestKit.create("access-requests");
+  private static final Duration IDLE = Duration.ofSeconds(120);
+
+  private final PortCounters counters = new PortCounters();
+  private final List<CompletableFuture<HttpResponse>> held = new ArrayList<>();
+  /** What the channel wrote that no response() call has returned yet. */
+  private final StringBuilder unread = new StringBuilder();
+
+  @AfterAll
+  static void stop() {
+    KIT.shutdownTestKit();
+  }
+
+  private EmbeddedChannel connection(boolean holdAnswers) {
+    EmbeddedChannel channel = new EmbeddedChannel();
+    AccessRequests.install(
+        channel.pipeline(),
+        request -> answer(request, holdAnswers),
+        Materializer.matFromSystem(KIT.system()),
+        IDLE,
+        counters,
+        WarningLimiter.start(KIT.system(), LoggerFactory.getLogger(AccessRequestsTest.class), Duration.ofSeconds(10)));
+    return channel;
+  }
+
+  private CompletionStage<HttpResponse> answer(HttpRequest request, boolean hold) {
+    if (hold) {
+      CompletableFuture<HttpResponse> answer = new CompletableFuture<>();
+      held.add(answer);
+      return answer;
+    }
+    return CompletableFuture.completedFuture(HttpResponse.create().withEntity("answer to " + request.getUri().path()));
+  }
+
+  private static void send(EmbeddedChannel channel, String bytes) {
+    channel.writeInbound(Unpooled.copiedBuffer(bytes, StandardCharsets.ISO_8859_1));
+    channel.runPendingTasks();
+    channel.checkException();
+  }
+
+  /**
+   * The next response the channel writes, whole, waiting up to {@code wait} for it (the route's
+   * answers complete on Pekko's threads and come back to the channel's loop as tasks); null if
+   * none came.
+   */
+  private String response(EmbeddedChannel channel, Duration wait) {
+    StringBuilder text = unread;
+    long deadline = System.nanoTime() + wait.toNanos();
+    while (true) {
+      channel.runPendingTasks();
+      for (ByteBuf bytes; (bytes = channel.readOutbound()) != null; ) {
+        text.append(bytes.toString(StandardCharsets.ISO_8859_1));
+        bytes.release();
+      }
+      int headEnd = text.indexOf("\r\n\r\n");
+      if (headEnd >= 0) {
+        int length = Integer.parseInt(text.toString().replaceAll("(?s).*\r\nContent-Length: (\\d+)\r\n.*", "$1"));
+        if (text.length() >= headEnd + 4 + length) {
+          String response = text.substring(0, headEnd + 4 + length);
+          text.delete(0, headEnd + 4 + length);
+          return response;
+        }
+      }
+      if (System.nanoTime() > deadline) {
+        return text.length() == 0 ? null : text.toString();
+      }
+      Thread.onSpinWait();
+    }
+  }
+
+  private String response(EmbeddedChannel channel) {
+    return response(channel, Duration.ofSeconds(5));
+  }
+
+  @Test
+  void pipelinedRequestsOnAKeptConnectionAreAnsweredInOrder() {
+    EmbeddedChannel channel = connection(false);
+    send(channel, "GET /status/a HTTP/1.1\r\nHost: x\r\n\r\nGET /status/b HTTP/1.1\r\nHost: x\r\n\r\n");
+    String first = response(channel);
+    String second = response(channel);
+    assertNotNull(first, "the first answer");
+    assertTrue(first.startsWith("HTTP/1.1 200 ") && first.endsWith("answer to /status/a"), first);
+    assertNotNull(second, "the second answer");
+    assertTrue(second.endsWith("answer to /status/b"), second);
+    assertFalse(first.contains("Connection: close"), first);
+    assertTrue(channel.isActive(), "the connection is kept");
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void connectionCloseIsHonoured() {
+    EmbeddedChannel channel = connection(false);
+    send(channel, "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    String answer = response(channel);
+    assertNotNull(answer);
+    assertTrue(answer.contains("\r\nConnection: close\r\n"), answer);
+    assertFalse(channel.isActive(), "closed once the answer is written");
+  }
+
+  @Test
+  void aBodyOverTheLimitIsRefusedWithAJson413() {
+    EmbeddedChannel channel = connection(false);
+    send(channel, "POST /bids/deny HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+        + (AccessRequests.MAX_BODY_BYTES + 1) + "\r\n\r\n{");
+    String answer = response(channel);
+    assertNotNull(answer);
+    assertTrue(answer.startsWith("HTTP/1.1 413 "), answer);
+    assertTrue(answer.contains("\"code\":413"), answer);
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void moreRequestsReadAheadThanTheBoundCloseTheConnection() {
+    EmbeddedChannel channel = connection(true);
+    send(channel, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n".repeat(AccessRequests.MAX_PIPELINED + 1));
+    assertTrue(channel.isActive(), "the first is being answered, the rest wait");
+    send(channel, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n");
+    assertFalse(channel.isActive(), "one more than the bound: closed");
+    assertNull(response(channel, Duration.ofMillis(200)), "nothing was answered");
+  }
+
+  @Test
+  void aConnectionIdleForTheIdleTimeoutIsClosedAndCounted() {
+    EmbeddedChannel channel = connection(false);
+    send(channel, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n");
+    assertNotNull(response(channel));
+    channel.advanceTimeBy(IDLE.toSeconds() - 1, TimeUnit.SECONDS);
+    channel.runScheduledPendingTasks();
+    assertTrue(channel.isActive(), "not idle yet");
+    channel.advanceTimeBy(2, TimeUnit.SECONDS);
+    channel.runScheduledPendingTasks();
+    assertFalse(channel.isActive(), "closed after the idle timeout");
+    assertEquals(1, counters.idleTimeouts());
+  }
+}
