@@ -1,6 +1,7 @@
 package io.relay.http;
 
 import io.netty.channel.ChannelPipeline;
+import io.netty.channel.EventLoop;
 import io.relay.http.log.WarningLimiter;
 import io.relay.http.server.PortCounters;
 import java.time.Duration;
@@ -113,9 +114,13 @@ public final class HttpApi extends AllDirectives {
     return pipeline -> AccessRequests.install(pipeline, route, materializer, idleTimeout, counters, errors);
   }
 
-  /** What serves a relay port's connections: the WebSocket upgrade ({@link RelayUpgrade}). */
-  public Consumer<ChannelPipeline> relayPort(PortCounters counters) {
-    return pipeline -> RelayUpgrade.install(pipeline, admission, admissions, counters, errors);
+  /**
+   * What serves a relay port's connections: the WebSocket upgrade ({@link RelayUpgrade}).
+   *
+   * @param homes the event loop of each topic's connections
+   */
+  public Consumer<ChannelPipeline> relayPort(PortCounters counters, java.util.function.Function<String, EventLoop> homes) {
+    return pipeline -> RelayUpgrade.install(pipeline, admission, admissions, counters, errors, homes);
   }
 
   private ExceptionHandler jsonExceptions(AccessGuard guard) {

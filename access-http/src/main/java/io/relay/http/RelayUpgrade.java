@@ -2,9 +2,11 @@ package io.relay.http;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpRequestDecoder;
@@ -23,6 +25,7 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * {@code GET /session/{topic}?code=C} on a relay port, plain or TLS: the opening handshake
@@ -33,7 +36,9 @@ import java.util.Map;
  *
  * <p>The connection is not read while its code is redeemed. Bytes the client sent after its head
  * (frames in the same segment as the upgrade) are held and handed to the connection's handler
- * after the {@code 101}, before anything read later.
+ * after the {@code 101}, before anything read later. Once admitted, the connection moves to its
+ * topic's event loop (the same for every connection of the topic), so that a writer's frames are
+ * written to its readers by the thread that read them, with no hand-over between threads.
  */
 final class RelayUpgrade extends ChannelInboundHandlerAdapter {
   private static final String PREFIX = "/session";
@@ -45,28 +50,42 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
   private final AdmissionGate gate;
   private final PortCounters counters;
   private final WarningLimiter warnings;
+  /** The event loop of each topic's connections, or null to leave each on the loop it came to. */
+  private final Function<String, EventLoop> homes;
   private boolean headRead;
   /** The request was refused: what the client sends from then on is discarded. */
   private boolean refused;
   /** Bytes that came after the head, held until the upgrade is answered. */
   private final List<ByteBuf> early = new ArrayList<>(1);
 
-  private RelayUpgrade(Admission admission, AdmissionGate gate, PortCounters counters, WarningLimiter warnings) {
+  private RelayUpgrade(
+      Admission admission, AdmissionGate gate, PortCounters counters, WarningLimiter warnings, Function<String, EventLoop> homes) {
     this.admission = admission;
+    this.homes = homes;
     this.gate = gate;
     this.counters = counters;
     this.warnings = warnings;
   }
 
-  /** Sets up a new relay port connection's pipeline, after its TLS and head timeout. */
+  /**
+   * Sets up a new relay port connection's pipeline, after its TLS and head timeout.
+   *
+   * @param homes the event loop of each topic's connections, or null to leave each connection on
+   *     the loop it was accepted on
+   */
   static void install(
-      ChannelPipeline pipeline, Admission admission, AdmissionGate gate, PortCounters counters, WarningLimiter warnings) {
+      ChannelPipeline pipeline,
+      Admission admission,
+      AdmissionGate gate,
+      PortCounters counters,
+      WarningLimiter warnings,
+      Function<String, EventLoop> homes) {
     HttpRequestDecoder decoder = new HttpRequestDecoder(Requests.DECODER);
     // one head, and the bytes after it are left undecoded
     decoder.setSingleDecode(true);
     pipeline.addLast(DECODER, decoder);
     pipeline.addLast(ENCODER, new HttpResponseEncoder());
-    pipeline.addLast(NAME, new RelayUpgrade(admission, gate, counters, warnings));
+    pipeline.addLast(NAME, new RelayUpgrade(admission, gate, counters, warnings, homes));
   }
 
   @Override
@@ -147,16 +166,49 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
         .whenComplete(
             (handler, failure) -> {
               gate.leave();
-              ctx.executor().execute(() -> answer(ctx, key, protocol, handler, failure));
+              ctx.executor().execute(() -> answer(ctx, topic, key, protocol, handler, failure));
             });
   }
 
-  /** Answers the upgrade on the connection's event loop once the admission is decided. */
-  private void answer(ChannelHandlerContext ctx, String key, String protocol, ConnectionHandler handler, Throwable failure) {
+  /**
+   * Answers the upgrade on the connection's event loop once the admission is decided. An admitted
+   * connection first moves to its topic's event loop, if it is not on it.
+   */
+  private void answer(
+      ChannelHandlerContext ctx, String topic, String key, String protocol, ConnectionHandler handler, Throwable failure) {
     if (failure != null) {
       refuse(ctx, admission.refusal(failure));
       return;
     }
+    Channel channel = ctx.channel();
+    EventLoop home = homes == null ? null : homes.apply(topic);
+    if (home == null || home == channel.eventLoop() || !channel.isActive()) {
+      switchProtocol(ctx, key, protocol, handler);
+      return;
+    }
+    channel
+        .deregister()
+        .addListener(
+            deregistered -> {
+              if (!deregistered.isSuccess()) {
+                channel.close();
+                return;
+              }
+              home.register(channel)
+                  .addListener(
+                      registered -> {
+                        if (registered.isSuccess()) {
+                          switchProtocol(ctx, key, protocol, handler);
+                        } else {
+                          releaseEarly();
+                          channel.close();
+                        }
+                      });
+            });
+  }
+
+  /** Writes the {@code 101} and hands the connection, and what it sent after its head, to its handler. */
+  private void switchProtocol(ChannelHandlerContext ctx, String key, String protocol, ConnectionHandler handler) {
     if (!ctx.channel().isActive()) {
       // the client left while its code was redeemed: its topic drops it at the attach deadline
       releaseEarly();

@@ -218,7 +218,8 @@ class AccessLimitsRouteTest extends RouteTesting {
         new Admission(http, relay, codes, this::verdict, denyListRead::get, registry, metrics, kit.system(), () -> false, errors),
         new AdmissionGate(8, () -> {}),
         new PortCounters(),
-        errors);
+        errors,
+        null);
     byte[] upgrade =
         ("GET /session/lab/a?code=AAAAAAAAAAAAAAAAAAAAAA HTTP/1.1\r\nHost: relay\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")

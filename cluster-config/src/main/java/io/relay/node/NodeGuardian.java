@@ -175,7 +175,7 @@ final class NodeGuardian {
             : CompletableFuture.completedFuture(null);
     CompletionStage<InetSocketAddress> relay =
         settings.node().runsRelay()
-            ? HttpServer.bind(system, ports, "relay", http.host(), http.portRelay(), tls, api.relayPort(counters))
+            ? HttpServer.bind(system, ports, "relay", http.host(), http.portRelay(), tls, api.relayPort(counters, ports::loopFor))
             : CompletableFuture.completedFuture(null);
     access.thenAcceptBoth(relay, state::serversBound);
   }

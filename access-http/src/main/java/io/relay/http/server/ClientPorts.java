@@ -7,6 +7,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
@@ -22,6 +23,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -36,8 +38,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The node's client ports (the relay and the access API) on Netty: one group of event loops
  * serving every port's connections, on the native epoll transport where the platform has it and
- * NIO otherwise (chosen at start and logged). Each connection is served by one event loop for its
- * whole life: its TLS, its HTTP head, and after an upgrade its WebSocket reads and writes.
+ * NIO otherwise (chosen at start and logged). A connection's TLS and HTTP head are served by the
+ * loop it was accepted on; an upgraded WebSocket moves to its topic's loop ({@link #loopFor}).
  *
  * <p>The ports share the node's {@code relay.max-connections} ({@link ConnectionSlots}): when
  * they hold it, every port stops accepting (new connections wait in the kernel's backlog), and
@@ -59,6 +61,8 @@ public final class ClientPorts {
   private final Class<? extends ServerChannel> serverChannel;
   private final String transport;
   private final List<Channel> servers = new CopyOnWriteArrayList<>();
+  /** The group's event loops, in a fixed order, for {@link #loopFor}. */
+  private final EventLoop[] loops;
   private final ChannelGroup open = new DefaultChannelGroup("relay-client-connections", GlobalEventExecutor.INSTANCE);
   private volatile boolean accepting = true;
 
@@ -74,7 +78,15 @@ public final class ClientPorts {
       serverChannel = NioServerSocketChannel.class;
       transport = "nio";
     }
+    List<EventLoop> all = new ArrayList<>();
+    group.forEach(executor -> all.add((EventLoop) executor));
+    loops = all.toArray(EventLoop[]::new);
     slots.onFree(this::resumeAccepting);
+  }
+
+  /** The event loop that serves the connections of {@code key} (a topic): always the same one. */
+  public EventLoop loopFor(String key) {
+    return loops[Math.floorMod(key.hashCode(), loops.length)];
   }
 
   /** Starts the event loops of the node's client ports. */
