@@ -179,6 +179,19 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
   }
 
   @Override
+  public void onMaskedMessage(byte opcode, ByteBuf bytes, int start, int size, int mask) {
+    metrics.framesIn.inc();
+    metrics.bytesIn.inc(size);
+    connection.stats().received(size, System.nanoTime());
+    Frame frame = WsFrames.unmasked(ctx.alloc(), opcode, bytes, start, size, mask);
+    try {
+      connection.room().fanOut(connection, frame);
+    } finally {
+      frame.release();
+    }
+  }
+
+  @Override
   public void onPing(byte[] payload) {
     Frame pong = WsFrames.frame(WsFrames.PONG, ByteString.fromArrayUnsafe(payload));
     if (outputEnded || handshake.isClosing()) {

@@ -23,8 +23,10 @@ import java.util.Arrays;
  *       it past the limit arrives, before its bytes are held.
  * </ul>
  *
- * <p>Each message's payload is copied out of the reads it arrives in and unmasked into an array
- * of its own. The array of a message that arrives over several reads is counted in the node's
+ * <p>A binary message that arrives whole, in one frame within one read, is handed on still
+ * masked, and its listener copies it once into the frame it relays, unmasking on the way. Any
+ * other message's payload is copied out of the reads it arrives in and unmasked into an array of
+ * its own, where a text message's UTF-8 is checked as it arrives. The array of a message that arrives over several reads is counted in the node's
  * {@link MemoryBudget} until the message is handed on or dropped. Breaking a rule or a close from
  * the client ends the reading: bytes after that are not read. Framing itself ({@link
  * FrameReader}), unmasking ({@link Unmasker}) and UTF-8 ({@link Utf8Validator}) are their own
@@ -45,6 +47,13 @@ public final class InboundProtocol implements FrameReader.Handler {
      * messages are not kept (they are only counted).
      */
     void onMessage(byte opcode, byte[] bytes, int start, int size);
+
+    /**
+     * A whole binary message that arrived in one frame within one read, still masked with {@code
+     * mask}: the {@code size} bytes of {@code bytes} from index {@code start}, to be copied out
+     * during the call ({@link Unmasker#copy}).
+     */
+    void onMaskedMessage(byte opcode, ByteBuf bytes, int start, int size, int mask);
 
     /** A ping, to be answered with a pong carrying {@code payload}. */
     void onPing(byte[] payload);
@@ -202,6 +211,15 @@ public final class InboundProtocol implements FrameReader.Handler {
 
   private void onData(ByteBuf bytes, int start, int length, boolean last) {
     boolean text = messageOpcode == WsFrames.TEXT;
+    if (keepMessages && !text && messageSize == 0 && frameOffset == 0 && last && frameFin) {
+      // a whole binary message in this read (the usual case): handed on as it is, for the
+      // listener to copy once, unmasking on the way
+      byte opcode = (byte) messageOpcode;
+      messageOpcode = NO_MESSAGE;
+      frameOffset = length;
+      listener.onMaskedMessage(opcode, bytes, start, length, frameMask);
+      return;
+    }
     if (keepMessages) {
       int at = copyOut(bytes, start, length, last);
       if (at < 0) {

@@ -1,5 +1,6 @@
 package io.relay.ws;
 
+import io.netty.buffer.ByteBuf;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
@@ -23,6 +24,22 @@ public final class Unmasker {
    * @param mask the frame's masking key, as the 32-bit big-endian integer of the frame header
    * @param offset how far into the frame's payload {@code bytes[start]} is
    */
+  /**
+   * Writes {@code length} bytes of {@code from} from index {@code start}, the whole payload of a
+   * frame masked with {@code mask}, to {@code to} unmasked, eight bytes at a time.
+   */
+  public static void copy(ByteBuf from, int start, int length, int mask, ByteBuf to) {
+    long wide = ((mask & 0xFFFFFFFFL) << 32) | (mask & 0xFFFFFFFFL);
+    int i = 0;
+    int whole = length & ~7;
+    for (; i < whole; i += 8) {
+      to.writeLong(from.getLong(start + i) ^ wide);
+    }
+    for (; i < length; i++) {
+      to.writeByte(from.getByte(start + i) ^ (mask >>> (24 - 8 * (i & 3))));
+    }
+  }
+
   public static void unmask(byte[] bytes, int start, int length, int mask, long offset) {
     int rotated = Integer.rotateLeft(mask, 8 * (int) (offset & 3));
     int inMemory = LITTLE_ENDIAN ? Integer.reverseBytes(rotated) : rotated;

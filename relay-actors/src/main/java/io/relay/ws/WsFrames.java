@@ -59,6 +59,18 @@ public final class WsFrames {
     return new Frame(opcode, buf, size, true);
   }
 
+  /**
+   * A client's message as its readers get it, from the {@code size} bytes of {@code bytes} from
+   * index {@code start}, masked with {@code mask}: copied once, unmasked, after the frame's header
+   * into one pooled buffer from {@code alloc}. The caller is its first holder.
+   */
+  public static Frame unmasked(ByteBufAllocator alloc, byte opcode, ByteBuf bytes, int start, int size, int mask) {
+    ByteBuf buf = alloc.directBuffer(headerBytes(size) + size);
+    writeHeader(buf, opcode, size);
+    Unmasker.copy(bytes, start, size, mask, buf);
+    return new Frame(opcode, buf, size, true);
+  }
+
   private static void writeHeader(ByteBuf buf, byte opcode, int size) {
     buf.writeByte(0x80 | opcode);
     if (size < 126) {

@@ -1,5 +1,6 @@
 package io.relay.jmh;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.relay.metrics.RelayMetrics;
@@ -149,6 +150,11 @@ public class FanOutBenchmark {
       WsFrames.Frame frame = WsFrames.message(PooledByteBufAllocator.DEFAULT, opcode, bytes, start, size);
       room.fanOut(writer, frame);
       frame.release();
+      drain();
+    }
+
+    /** Each reader's queue drained, as its handler would. */
+    private void drain() {
       for (Connection reader : readerConnections) {
         WsFrames.Frame out = reader.outbound().poll();
         metrics.framesOut.inc();
@@ -156,6 +162,16 @@ public class FanOutBenchmark {
         blackhole.consume(out);
         out.release();
       }
+    }
+
+    @Override
+    public void onMaskedMessage(byte opcode, ByteBuf bytes, int start, int size, int mask) {
+      metrics.framesIn.inc();
+      metrics.bytesIn.inc(size);
+      WsFrames.Frame frame = WsFrames.unmasked(PooledByteBufAllocator.DEFAULT, opcode, bytes, start, size, mask);
+      room.fanOut(writer, frame);
+      frame.release();
+      drain();
     }
 
     @Override

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -28,6 +29,14 @@ class InboundProtocolTest {
     public void onMessage(byte opcode, byte[] bytes, int start, int size) {
       events.add((opcode == WsFrames.TEXT ? "text " : "binary ") + size);
       messages.add(bytes == null ? null : Arrays.copyOfRange(bytes, start, start + size));
+    }
+
+    /** Heard as a message once copied out and unmasked, as the relay's handler copies it. */
+    @Override
+    public void onMaskedMessage(byte opcode, ByteBuf bytes, int start, int size, int mask) {
+      ByteBuf unmasked = Unpooled.buffer(size);
+      Unmasker.copy(bytes, start, size, mask, unmasked);
+      onMessage(opcode, ByteBufUtil.getBytes(unmasked), 0, size);
     }
 
     @Override

@@ -2,6 +2,9 @@ package io.relay.ws;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -35,6 +38,26 @@ class UnmaskerTest {
       assertArrayEquals(reference(Arrays.copyOfRange(data, start, end), mask, offset), Arrays.copyOfRange(bytes, start, end), which);
       assertArrayEquals(Arrays.copyOfRange(data, 0, start), Arrays.copyOfRange(bytes, 0, start), "bytes before: " + which);
       assertArrayEquals(Arrays.copyOfRange(data, end, data.length), Arrays.copyOfRange(bytes, end, data.length), "bytes after: " + which);
+    }
+  }
+
+  @Test
+  void copyingAWholeFrameUnmaskedMatchesTheReferenceAndLeavesTheSourceAsItWas() {
+    Random random = new Random(3);
+    for (int n = 0; n < 5_000; n++) {
+      byte[] data = new byte[random.nextInt(n < 4_900 ? 300 : 70_000)];
+      random.nextBytes(data);
+      int start = random.nextInt(data.length + 1);
+      int length = random.nextInt(data.length - start + 1);
+      int mask = random.nextInt();
+      ByteBuf from = Unpooled.wrappedBuffer(data.clone());
+      ByteBuf to = Unpooled.buffer(length);
+
+      Unmasker.copy(from, start, length, mask, to);
+
+      String which = "range " + start + "+" + length + " of " + data.length;
+      assertArrayEquals(reference(Arrays.copyOfRange(data, start, start + length), mask, 0), ByteBufUtil.getBytes(to), which);
+      assertArrayEquals(data, ByteBufUtil.getBytes(from), "the source is left as it was: " + which);
     }
   }
 
