@@ -37,6 +37,7 @@ import org.apache.pekko.http.javadsl.model.HttpProtocols;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.Uri;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.japi.function.Function;
 import org.apache.pekko.stream.Materializer;
 
@@ -57,6 +58,8 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   static final int MAX_PIPELINED = 16;
 
   private final Function<HttpRequest, CompletionStage<HttpResponse>> route;
+  /** Code requests, answered without the route tree. */
+  private final CodeRequests codes;
   private final Materializer materializer;
   private final PortCounters counters;
   private final WarningLimiter errors;
@@ -67,17 +70,28 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   private boolean closing;
 
   private AccessRequests(
-      Function<HttpRequest, CompletionStage<HttpResponse>> route, Materializer materializer, PortCounters counters, WarningLimiter errors) {
+      Function<HttpRequest, CompletionStage<HttpResponse>> route,
+      CodeRequests codes,
+      Materializer materializer,
+      PortCounters counters,
+      WarningLimiter errors) {
     this.route = route;
+    this.codes = codes;
     this.materializer = materializer;
     this.counters = counters;
     this.errors = errors;
   }
 
-  /** Sets up a new access port connection's pipeline, after its TLS and head timeout. */
+  /**
+   * Sets up a new access port connection's pipeline, after its TLS and head timeout.
+   *
+   * @param route the access API's sealed route
+   * @param codes code requests answered without the route tree, or null for none
+   */
   static void install(
       ChannelPipeline pipeline,
       Function<HttpRequest, CompletionStage<HttpResponse>> route,
+      CodeRequests codes,
       Materializer materializer,
       Duration idleTimeout,
       PortCounters counters,
@@ -86,7 +100,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     pipeline.addLast("http-encoder", new HttpResponseEncoder());
     pipeline.addLast("http-body", new BodyLimit());
     pipeline.addLast("idle", new IdleStateHandler(0, 0, idleTimeout.toNanos(), TimeUnit.NANOSECONDS));
-    pipeline.addLast("access-api", new AccessRequests(route, materializer, counters, errors));
+    pipeline.addLast("access-api", new AccessRequests(route, codes, materializer, counters, errors));
   }
 
   /** Gathers a request's body, refusing one over the limit with a JSON 413. */
@@ -154,8 +168,17 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
                     }));
   }
 
-  /** The route's answer to {@code request}, as Netty writes it. */
+  /** The route's answer to {@code request} (or, for a code request, {@link CodeRequests}'), as Netty writes it. */
   private CompletionStage<FullHttpResponse> answer(FullHttpRequest request) {
+    CompletionStage<HttpResponse> code;
+    try {
+      code = codes == null ? null : codes.answer(request);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (code != null) {
+      return code.thenCompose(this::toNetty);
+    }
     Optional<HttpMethod> method = HttpMethods.lookup(request.method().name());
     if (method.isEmpty()) {
       return CompletableFuture.completedFuture(json(501, "HTTP method not implemented"));
@@ -181,7 +204,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       if (name.equalsIgnoreCase("Content-Type")) {
         contentType = field.getValue();
       } else if (!name.equalsIgnoreCase("Content-Length") && !name.equalsIgnoreCase("Transfer-Encoding")) {
-        headers.add(HttpHeader.parse(name, field.getValue()));
+        headers.add(RawHeader.create(name, field.getValue()));
       }
     }
     byte[] body = ByteBufUtil.getBytes(request.content());

@@ -111,7 +111,8 @@ public final class HttpApi extends AllDirectives {
   public Consumer<ChannelPipeline> accessPort(PortCounters counters, Duration idleTimeout) {
     Function<HttpRequest, CompletionStage<HttpResponse>> route = accessRoute().handler(system);
     Materializer materializer = Materializer.matFromSystem(system);
-    return pipeline -> AccessRequests.install(pipeline, route, materializer, idleTimeout, counters, errors);
+    CodeRequests codes = new CodeRequests(sessions, admissions, cors, busy);
+    return pipeline -> AccessRequests.install(pipeline, route, codes, materializer, idleTimeout, counters, errors);
   }
 
   /**

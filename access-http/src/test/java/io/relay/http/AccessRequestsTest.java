@@ -51,6 +51,7 @@ class AccessRequestsTest {
     AccessRequests.install(
         channel.pipeline(),
         request -> answer(request, holdAnswers),
+        null,
         Materializer.matFromSystem(KIT.system()),
         IDLE,
         counters,
