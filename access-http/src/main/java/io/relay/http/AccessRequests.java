@@ -22,6 +22,7 @@ import io.relay.http.server.Requests;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -230,7 +231,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
         .toStrict(10_000, materializer)
         .thenApply(
             entity -> {
-              Map<String, String> headers = new java.util.LinkedHashMap<>();
+              Map<String, String> headers = new LinkedHashMap<>();
               for (HttpHeader header : response.getHeaders()) {
                 headers.put(header.name(), header.value());
               }

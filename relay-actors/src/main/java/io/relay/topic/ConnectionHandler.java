@@ -162,16 +162,9 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
 
   @Override
   public void onMessage(byte opcode, byte[] bytes, int start, int size) {
-    metrics.framesIn.inc();
-    metrics.bytesIn.inc(size);
-    connection.stats().received(size, System.nanoTime());
+    received(size);
     if (bytes != null) {
-      Frame frame = WsFrames.message(ctx.alloc(), opcode, bytes, start, size);
-      try {
-        connection.room().fanOut(connection, frame);
-      } finally {
-        frame.release();
-      }
+      relay(WsFrames.message(ctx.alloc(), opcode, bytes, start, size));
     } else if (!connection.grant().canWrite()) {
       connection.stats().refused();
       metrics.framesRefused.inc();
@@ -180,10 +173,18 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
 
   @Override
   public void onMaskedMessage(byte opcode, ByteBuf bytes, int start, int size, int mask) {
+    received(size);
+    relay(WsFrames.unmasked(ctx.alloc(), opcode, bytes, start, size, mask));
+  }
+
+  private void received(int size) {
     metrics.framesIn.inc();
     metrics.bytesIn.inc(size);
     connection.stats().received(size, System.nanoTime());
-    Frame frame = WsFrames.unmasked(ctx.alloc(), opcode, bytes, start, size, mask);
+  }
+
+  /** Offers a message this handler made to the topic's readers, then lets go of it as its maker. */
+  private void relay(Frame frame) {
     try {
       connection.room().fanOut(connection, frame);
     } finally {
@@ -193,10 +194,10 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
 
   @Override
   public void onPing(byte[] payload) {
-    Frame pong = WsFrames.frame(WsFrames.PONG, ByteString.fromArrayUnsafe(payload));
     if (outputEnded || handshake.isClosing()) {
       return;
     }
+    Frame pong = WsFrames.frame(WsFrames.PONG, ByteString.fromArrayUnsafe(payload));
     if (channel.isWritable()) {
       write(pong);
     } else {
@@ -248,6 +249,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       // a graceful close: what is queued has the close timeout to go out
       flushTimer = ctx.executor().schedule(this::onFlushTimeout, settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
     }
+    long now = System.nanoTime();
     while (channel.isWritable()) {
       Frame next = connection.outbound().poll();
       if (next == null) {
@@ -259,7 +261,10 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       }
       ctx.write(next.forWrite()).addListener(next);
       unflushed = true;
-      sent(next);
+      sent(next, now);
+    }
+    if (unflushed) {
+      lastOutNanos = clock.nanoTime();
     }
     flushIfWritten();
   }
@@ -294,10 +299,10 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     }
   }
 
-  private void sent(Frame frame) {
+  /** Counts a data frame written in a drain that started at {@code now} ({@link System#nanoTime}). */
+  private void sent(Frame frame, long now) {
     int size = frame.payloadLength();
-    lastOutNanos = clock.nanoTime();
-    connection.stats().sent(size, System.nanoTime());
+    connection.stats().sent(size, now);
     metrics.framesOut.inc();
     metrics.bytesOut.inc(size);
   }

@@ -238,22 +238,15 @@ public final class ClientPorts {
 
   /** Stops accepting on every port: the bound sockets close; open connections go on. */
   public CompletionStage<Done> unbind() {
-    CompletableFuture<Done> done = new CompletableFuture<>();
-    if (servers.isEmpty()) {
-      done.complete(Done.getInstance());
-      return done;
-    }
-    int[] left = {servers.size()};
-    for (Channel server : servers) {
-      server.close().addListener(closed -> {
-        synchronized (left) {
-          if (--left[0] == 0) {
-            done.complete(Done.getInstance());
-          }
-        }
-      });
-    }
-    return done;
+    CompletableFuture<?>[] closed =
+        servers.stream()
+            .map(server -> {
+              CompletableFuture<Void> one = new CompletableFuture<>();
+              server.close().addListener(done -> one.complete(null));
+              return one;
+            })
+            .toArray(CompletableFuture[]::new);
+    return CompletableFuture.allOf(closed).thenApply(all -> Done.getInstance());
   }
 
   /**
