@@ -21,7 +21,8 @@ import org.apache.pekko.http.javadsl.server.Route;
  * {@code /bids/deny} and {@code /bids/allow}: the cluster-wide deny list, for relay admins. A booking
  * id is at most {@link DenyCapacity#MAX_BOOKING_ID_BYTES} bytes and {@code exp} lies in the future,
  * at most {@code deny-max-lifetime} ahead (400 otherwise); a new booking beyond the list's capacity
- * gets 507.
+ * gets 507. A change is answered 204 once every reachable member applies it, and 503 with {@code
+ * Retry-After} when one does not confirm in time (docs/cluster.md, "A strict deny").
  */
 final class BidsRoutes extends AllDirectives {
   private static final String ADMIN = "relay:admin";
@@ -29,16 +30,21 @@ final class BidsRoutes extends AllDirectives {
   private final AccessGuard guard;
   private final HttpSettings settings;
   private final Duration maxLifetime;
+  private final Duration changeTimeout;
   private final ActorRef<DenyList.Command> denyList;
   private final BooleanSupplier denyListRead;
   private final RelayMetrics metrics;
   private final ActorSystem<?> system;
 
-  /** @param maxLifetime how far ahead {@code exp} may lie */
+  /**
+   * @param maxLifetime how far ahead {@code exp} may lie
+   * @param changeTimeout how long a change may take to be stored and confirmed
+   */
   BidsRoutes(
       AccessGuard guard,
       HttpSettings settings,
       Duration maxLifetime,
+      Duration changeTimeout,
       ActorRef<DenyList.Command> denyList,
       BooleanSupplier denyListRead,
       RelayMetrics metrics,
@@ -46,6 +52,7 @@ final class BidsRoutes extends AllDirectives {
     this.guard = guard;
     this.settings = settings;
     this.maxLifetime = maxLifetime;
+    this.changeTimeout = changeTimeout;
     this.denyList = denyList;
     this.denyListRead = denyListRead;
     this.metrics = metrics;
@@ -96,7 +103,7 @@ final class BidsRoutes extends AllDirectives {
     return Ask.<DenyList.Command, DenyList.Outcome>ask(
             denyList,
             replyTo -> new DenyList.Set(bookingId, denied, expiresAt, replyTo),
-            settings.askTimeout(),
+            changeTimeout,
             system)
         .thenApply(
             outcome ->
@@ -115,6 +122,11 @@ final class BidsRoutes extends AllDirectives {
                   }
                   case UNREAD -> throw unread();
                   case UNAVAILABLE -> Json.error(503, "could not replicate the change to a majority of nodes; try again");
+                  case UNCONFIRMED -> {
+                    metrics.denyUnconfirmed.inc();
+                    yield Json.error(
+                        503, "the change is stored, but a reachable node did not confirm applying it in time; try again");
+                  }
                 });
   }
 

@@ -2,6 +2,7 @@ package io.relay.http;
 
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoop;
+import io.relay.deny.DenyList;
 import io.relay.http.log.WarningLimiter;
 import io.relay.http.server.PortCounters;
 import java.time.Duration;
@@ -90,6 +91,7 @@ public final class HttpApi extends AllDirectives {
                     guard,
                     settings,
                     services.settings().denyMaxLifetime(),
+                    DenyList.answeredWithin(services.settings()).plus(settings.askTimeout()),
                     services.denyList(),
                     services.denyListStatus()::isRead,
                     services.metrics(),

@@ -7,6 +7,7 @@ import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
 import io.netty.handler.ssl.SslContext;
 import io.relay.RelaySettings;
+import io.relay.deny.DenyList;
 import io.relay.http.HttpSettings;
 import io.relay.http.TlsContext;
 import io.relay.http.TokenKeys;
@@ -15,6 +16,7 @@ import io.relay.ws.BufferChecks;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -73,7 +75,7 @@ public final class RelayNode {
     Config cluster =
         ConfigFactory.empty()
             .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(node.seedNodes()))
-            .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(node.roles()))
+            .withValue("pekko.cluster.roles", ConfigValueFactory.fromIterable(clusterRoles(node)))
             .withValue("pekko.cluster.app-version", ConfigValueFactory.fromAnyRef(node.appVersion()))
             .withValue("pekko.management.http.bind-hostname", ConfigValueFactory.fromAnyRef(node.managementHost()))
             .withValue("pekko.management.http.hostname", ConfigValueFactory.fromAnyRef(managementContactHost(node)))
@@ -85,6 +87,13 @@ public final class RelayNode {
                 millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
     Optional<SslContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
     return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, keys, relay, ports, tls);
+  }
+
+  /** The node's roles, and that it confirms changes of the deny list ({@link DenyList#CONFIRMS_CHANGES}). */
+  private static List<String> clusterRoles(NodeSettings node) {
+    List<String> roles = new ArrayList<>(node.roles());
+    roles.add(DenyList.CONFIRMS_CHANGES);
+    return roles;
   }
 
   /**

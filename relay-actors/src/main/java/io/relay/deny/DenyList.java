@@ -33,10 +33,14 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * {@link DenyCapacity#shards()} LWWMaps by hash of the booking id, each kept well under Artery's
  * maximum frame size by the list's capacity.
  *
- * <p>Writes go to a majority before they are acknowledged; a deny is then announced on the
- * cluster's cancel channel so every node closes the booking's connections with 4003 at once. Every
- * node also subscribes to the maps and closes the connections of any newly denied booking it sees,
- * which repairs a lost announcement. A new booking beyond the capacity is refused ({@link
+ * <p>A write goes to a majority, and is then sent ({@link ListChange}) to every node's list, which
+ * applies it at once and confirms; the write is answered {@link Outcome#STORED} once every member
+ * that is Up and reachable from this node has confirmed ({@link Membership#confirmers}), and {@link
+ * Outcome#UNCONFIRMED} if one has not within the replication timeout. So once a deny is answered,
+ * no reachable member issues a code for the booking or admits one of its connections, and each has
+ * its connections closing with 4003. A deny is also announced on the cluster's cancel channel
+ * (which nodes of earlier builds listen to). Every node subscribes to the maps too and closes the
+ * connections of any newly denied booking it sees, which repairs a lost message. A new booking beyond the capacity is refused ({@link
  * Outcome#FULL}). Once the node is Up it reads every map from a majority, and only then reports the
  * list read ({@link DenyListStatus}); a node that loses sight of a majority of nodes reports it
  * unread until it has read it again. While unread, verdicts are {@link Verdict#UNREAD} and writes
@@ -51,6 +55,13 @@ import org.apache.pekko.cluster.typed.Subscribe;
  */
 public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
+  /**
+   * The cluster role of a node that confirms changes of the list ({@link ListChange}); every node
+   * of this build has it. A member without it (a build from before confirmations) is not waited
+   * for: it learns a change from the replicated list alone.
+   */
+  public static final String CONFIRMS_CHANGES = "deny-confirms";
+
   /** Messages the deny list understands. */
   public sealed interface Command {}
 
@@ -60,8 +71,10 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   /** What became of a {@link Set}. */
   public enum Outcome {
-    /** Stored on a majority of nodes. */
+    /** Stored on a majority of nodes, and applied by every reachable member. */
     STORED,
+    /** Stored on a majority, but a reachable member did not confirm applying it in time. */
+    UNCONFIRMED,
     /** Not confirmed by a majority in time; it may still spread. */
     UNAVAILABLE,
     /** A new booking, and the list (or the booking's shard) is at capacity. */
@@ -90,6 +103,19 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private record Ignored(Object response) implements Command {}
 
   private record CancelHeard(Cancel cancel) implements Command {}
+
+  private record ChangeHeard(ListChange change) implements Command {}
+
+  private record ChangeConfirmed(ListChange.Confirmed confirmed) implements Command {}
+
+  private record ConfirmDeadline(long request) implements Command {}
+
+  private enum Settle implements Command {
+    INSTANCE
+  }
+
+  /** A stored change awaiting the confirmations of the reachable members. */
+  private record Spreading(Set set, java.util.Set<String> confirmed) {}
 
   private enum Sweep implements Command {
     INSTANCE
@@ -132,6 +158,11 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private final DenyCapacity capacity;
   private final ActorRef<TopicRegistry.Command> registry;
   private final ActorRef<Topic.Command<Cancel>> cancels;
+  private final ActorRef<Topic.Command<ListChange>> changes;
+  private final ActorRef<ListChange.Confirmed> confirmations;
+  private final String selfAddress;
+  private final Map<Long, Spreading> spreading = new HashMap<>();
+  private long requests;
   private final LongSupplier clockSeconds;
   private final DenyListStatus status;
   private final List<Key<LWWMap<String, BookingState>>> keys;
@@ -145,21 +176,24 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   /**
    * @param cancels the cluster's cancel channel
+   * @param changes the cluster's deny-changes channel
    * @param status where the list reports whether it is read, for readiness and the servers
    */
   public static Behavior<Command> create(
       RelaySettings settings,
       ActorRef<TopicRegistry.Command> registry,
       ActorRef<Topic.Command<Cancel>> cancels,
+      ActorRef<Topic.Command<ListChange>> changes,
       LongSupplier clockSeconds,
       DenyListStatus status) {
-    return create(settings, DenyCapacity.DEFAULT, registry, cancels, clockSeconds, status);
+    return create(settings, DenyCapacity.DEFAULT, registry, cancels, changes, clockSeconds, status);
   }
 
-  /** As {@link #create(RelaySettings, ActorRef, ActorRef, LongSupplier, DenyListStatus)}, with another capacity (tests). */
+  /** As {@link #create(RelaySettings, ActorRef, ActorRef, ActorRef, LongSupplier, DenyListStatus)}, with another capacity (tests). */
   static Behavior<Command> create(
       RelaySettings settings, DenyCapacity capacity, ActorRef<TopicRegistry.Command> registry,
-      ActorRef<Topic.Command<Cancel>> cancels, LongSupplier clockSeconds, DenyListStatus status) {
+      ActorRef<Topic.Command<Cancel>> cancels, ActorRef<Topic.Command<ListChange>> changes, LongSupplier clockSeconds,
+      DenyListStatus status) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
@@ -167,7 +201,8 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
                     DistributedData.withReplicatorMessageAdapter(
                         (ReplicatorMessageAdapter<Command, LWWMap<String, BookingState>> adapter) ->
                             new DenyList(
-                                context, timers, adapter, settings, capacity, registry, cancels, clockSeconds, status))));
+                                context, timers, adapter, settings, capacity, registry, cancels, changes, clockSeconds,
+                                status))));
   }
 
   private DenyList(
@@ -178,6 +213,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
       DenyCapacity capacity,
       ActorRef<TopicRegistry.Command> registry,
       ActorRef<Topic.Command<Cancel>> cancels,
+      ActorRef<Topic.Command<ListChange>> changes,
       LongSupplier clockSeconds,
       DenyListStatus status) {
     super(context);
@@ -188,6 +224,8 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     this.capacity = capacity;
     this.registry = registry;
     this.cancels = cancels;
+    this.changes = changes;
+    this.confirmations = context.messageAdapter(ListChange.Confirmed.class, ChangeConfirmed::new);
     this.clockSeconds = clockSeconds;
     this.status = status;
     this.self = DistributedData.get(context.getSystem()).selfUniqueAddress();
@@ -196,6 +234,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     this.reads = new ShardReads(capacity.shards(), LOAD_WINDOW);
     Cluster cluster = Cluster.get(context.getSystem());
     this.membership = new Membership(cluster.selfMember().uniqueAddress());
+    this.selfAddress = cluster.selfMember().address().toString();
     status.read(false);
     status.entries(0);
     status.denied(bookingId -> view.isDenied(capacity.shardOf(bookingId), bookingId, clockSeconds.getAsLong()));
@@ -213,7 +252,17 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
                 context.messageAdapter(ClusterEvent.ReachabilityEvent.class, ReachabilityChanged::new),
                 ClusterEvent.ReachabilityEvent.class));
     cancels.tell(Topic.subscribe(context.messageAdapter(Cancel.class, CancelHeard::new)));
+    changes.tell(Topic.subscribe(context.messageAdapter(ListChange.class, ChangeHeard::new)));
     timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.denySweepInterval());
+    timers.startTimerWithFixedDelay(Settle.INSTANCE, DenyView.SETTLE);
+  }
+
+  /**
+   * How long a {@link Set} takes at most to be answered: its majority write, then the members'
+   * confirmations, each within the replication timeout.
+   */
+  public static Duration answeredWithin(RelaySettings settings) {
+    return settings.replicationTimeout().multipliedBy(2);
   }
 
   /** The replicated map of one shard. */
@@ -229,6 +278,10 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
         .onMessage(ListBookings.class, this::onList)
         .onMessage(Changed.class, this::onChanged)
         .onMessage(CancelHeard.class, heard -> onCancelHeard(heard.cancel()))
+        .onMessage(ChangeHeard.class, heard -> onChangeHeard(heard.change()))
+        .onMessage(ChangeConfirmed.class, confirmed -> onConfirmed(confirmed.confirmed()))
+        .onMessage(ConfirmDeadline.class, this::onConfirmDeadline)
+        .onMessage(Settle.class, this::onSettle)
         .onMessage(Sweep.class, this::onSweep)
         .onMessage(MembershipChanged.class, changed -> onMembership(membership.apply(changed.event())))
         .onMessage(ReachabilityChanged.class, changed -> onMembership(membership.apply(changed.event())))
@@ -326,11 +379,69 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
       if (set.denied()) {
         cancels.tell(Topic.publish(new Cancel(set.bookingId())));
       }
-      set.replyTo().tell(Outcome.STORED);
+      spread(set);
     } else if (response.response() instanceof Replicator.ModifyFailure<?> failure && failure.cause() instanceof ShardFull) {
       refuseFull(set);
     } else {
       set.replyTo().tell(Outcome.UNAVAILABLE);
+    }
+    return this;
+  }
+
+  /** Sends a stored change to every node's list; it is answered when the reachable members confirm. */
+  private void spread(Set set) {
+    long request = ++requests;
+    spreading.put(request, new Spreading(set, new java.util.HashSet<>()));
+    changes.tell(
+        Topic.publish(new ListChange(set.bookingId(), new BookingState(set.denied(), set.expiresAt()), request, confirmations)));
+    timers.startSingleTimer(new ConfirmDeadline(request), settings.replicationTimeout());
+    answerIfConfirmed(request, spreading.get(request));
+  }
+
+  private Behavior<Command> onSettle(Settle settle) {
+    view.settle(System.nanoTime());
+    return this;
+  }
+
+  /**
+   * A node stored a change: it decides this node's verdicts from now on, ahead of the replicated
+   * list, and the booking's connections close at once if it denies.
+   */
+  private Behavior<Command> onChangeHeard(ListChange change) {
+    if (view.confirm(capacity.shardOf(change.bookingId()), change.bookingId(), change.state(), clockSeconds.getAsLong(), System.nanoTime())) {
+      registry.tell(new TopicRegistry.CloseBooking(change.bookingId(), false));
+    }
+    change.replyTo().tell(new ListChange.Confirmed(change.request(), selfAddress));
+    return this;
+  }
+
+  private Behavior<Command> onConfirmed(ListChange.Confirmed confirmed) {
+    Spreading change = spreading.get(confirmed.request());
+    if (change != null) {
+      change.confirmed().add(confirmed.node());
+      answerIfConfirmed(confirmed.request(), change);
+    }
+    return this;
+  }
+
+  private void answerIfConfirmed(long request, Spreading change) {
+    if (change.confirmed().containsAll(membership.confirmers())) {
+      spreading.remove(request);
+      timers.cancel(new ConfirmDeadline(request));
+      change.set().replyTo().tell(Outcome.STORED);
+    }
+  }
+
+  private Behavior<Command> onConfirmDeadline(ConfirmDeadline deadline) {
+    Spreading change = spreading.remove(deadline.request());
+    if (change != null) {
+      java.util.Set<String> missing = new java.util.TreeSet<>(membership.confirmers());
+      missing.removeAll(change.confirmed());
+      context.getLog().warn(
+          "a change of the deny list is stored on a majority, but {} did not confirm applying it within {} ms; answering 503",
+          missing,
+          settings.replicationTimeout().toMillis());
+      change.set().replyTo().tell(Outcome.UNCONFIRMED);
     }
     return this;
   }
@@ -347,6 +458,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     for (String denied : view.replace(shard, map.getEntries(), clockSeconds.getAsLong())) {
       registry.tell(new TopicRegistry.CloseBooking(denied, false));
     }
+    view.settle(System.nanoTime());
     status.entries(view.entries());
   }
 
@@ -380,6 +492,10 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   // majority of nodes (its replica may have missed writes in the meantime).
 
   private Behavior<Command> onMembership(Membership.Change change) {
+    // a member that left or became unreachable is no longer waited for
+    for (Map.Entry<Long, Spreading> pending : List.copyOf(spreading.entrySet())) {
+      answerIfConfirmed(pending.getKey(), pending.getValue());
+    }
     if (change == Membership.Change.MAJORITY_LOST) {
       reads.abandon();
       if (status.isRead()) {

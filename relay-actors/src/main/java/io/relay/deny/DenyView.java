@@ -1,5 +1,6 @@
 package io.relay.deny;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -12,9 +13,22 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * DenyList} only; {@link #isDenied} may be called from any thread: a shard's map is never changed
  * once published, a change publishes a new one (a shard holds at most a hundred entries, and
  * changes are rare next to checks).
+ *
+ * <p>Changes confirmed by their writer ({@link ListChange}) are held <em>ahead</em> of the replica
+ * and decide a booking's standing until the replica has the same state and has held it for {@link
+ * #SETTLE} (a change notification of the replica's older value may still be on its way), or for at
+ * most {@link #HOLD} (a later change that reached this node by replication alone).
  */
 final class DenyView {
+  /** How long the replica must have shown a change held ahead before the change is let go. */
+  static final Duration SETTLE = Duration.ofSeconds(5);
+  /** How long a change is held ahead at most. */
+  static final Duration HOLD = Duration.ofMinutes(1);
+
+  private record Ahead(int shard, BookingState state, long since, long matchedSince) {}
+
   private final AtomicReferenceArray<Map<String, BookingState>> shards;
+  private volatile Map<String, Ahead> ahead = Map.of();
   private int entries;
 
   DenyView(int shardCount) {
@@ -57,12 +71,51 @@ final class DenyView {
     return isDenied(state, now) && !isDenied(previous, now);
   }
 
+  /**
+   * Holds a confirmed change ahead of the replica.
+   *
+   * @param nanos the time now, from {@link System#nanoTime}
+   * @return whether it denies a booking that was not denied before
+   */
+  boolean confirm(int shard, String bookingId, BookingState state, long now, long nanos) {
+    boolean before = isDenied(shard, bookingId, now);
+    Map<String, Ahead> next = new HashMap<>(ahead);
+    next.put(bookingId, new Ahead(shard, state, nanos, Long.MIN_VALUE));
+    ahead = next;
+    return isDenied(state, now) && !before;
+  }
+
+  /** Lets go of the changes held ahead that the replica has shown long enough, or held too long. */
+  void settle(long nanos) {
+    Map<String, Ahead> current = ahead;
+    if (current.isEmpty()) {
+      return;
+    }
+    Map<String, Ahead> next = new HashMap<>();
+    current.forEach(
+        (bookingId, held) -> {
+          boolean matched = held.state().equals(shards.get(held.shard()).get(bookingId));
+          long matchedSince = matched ? (held.matchedSince() == Long.MIN_VALUE ? nanos : held.matchedSince()) : Long.MIN_VALUE;
+          boolean settled = matched && nanos - matchedSince >= SETTLE.toNanos();
+          if (!settled && nanos - held.since() < HOLD.toNanos()) {
+            next.put(bookingId, new Ahead(held.shard(), held.state(), held.since(), matchedSince));
+          }
+        });
+    ahead = next.isEmpty() ? Map.of() : next;
+  }
+
+  /** Changes held ahead of the replica. */
+  int ahead() {
+    return ahead.size();
+  }
+
   boolean contains(int shard, String bookingId) {
     return shards.get(shard).containsKey(bookingId);
   }
 
   boolean isDenied(int shard, String bookingId, long now) {
-    return isDenied(shards.get(shard).get(bookingId), now);
+    Ahead held = ahead.get(bookingId);
+    return isDenied(held != null ? held.state() : shards.get(shard).get(bookingId), now);
   }
 
   /** Entries held, expired ones not yet swept included. */

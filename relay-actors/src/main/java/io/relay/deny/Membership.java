@@ -2,15 +2,18 @@ package io.relay.deny;
 
 import java.util.HashSet;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.UniqueAddress;
 
 /**
  * The cluster as the deny list sees it: the members that have been Up, which of them this node
- * cannot reach, and so whether it can read a majority. Fed the cluster's member and reachability
- * events; not thread-safe.
+ * cannot reach, and so whether it can read a majority; and which members must confirm a change of
+ * the list before it is answered. Fed the cluster's member and reachability events; not
+ * thread-safe.
  */
 final class Membership {
+
   /** What an event changed. */
   enum Change {
     NONE,
@@ -26,6 +29,8 @@ final class Membership {
   /** Members whose status is Up now (the replicator's count of replicas covers at least these). */
   private final Set<UniqueAddress> up = new HashSet<>();
   private final Set<UniqueAddress> unreachable = new HashSet<>();
+  /** Members with the {@link DenyList#CONFIRMS_CHANGES} role. */
+  private final Set<UniqueAddress> confirming = new HashSet<>();
   private boolean majority;
 
   Membership(UniqueAddress self) {
@@ -37,10 +42,14 @@ final class Membership {
     if (event instanceof ClusterEvent.MemberUp) {
       members.add(member);
       up.add(member);
+      if (event.member().hasRole(DenyList.CONFIRMS_CHANGES)) {
+        confirming.add(member);
+      }
     } else if (event instanceof ClusterEvent.MemberRemoved) {
       members.remove(member);
       up.remove(member);
       unreachable.remove(member);
+      confirming.remove(member);
     } else if (event instanceof ClusterEvent.MemberLeft
         || event instanceof ClusterEvent.MemberExited
         || event instanceof ClusterEvent.MemberDowned) {
@@ -63,6 +72,17 @@ final class Membership {
   /** Members whose status is Up now. */
   int upCount() {
     return up.size();
+  }
+
+  /**
+   * The addresses of the members a change of the list waits for: Up, reachable from this node,
+   * and confirming changes.
+   */
+  Set<String> confirmers() {
+    return up.stream()
+        .filter(member -> confirming.contains(member) && !unreachable.contains(member))
+        .map(member -> member.address().toString())
+        .collect(Collectors.toUnmodifiableSet());
   }
 
   private int reachable() {

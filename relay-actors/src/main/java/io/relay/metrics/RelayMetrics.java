@@ -44,6 +44,10 @@ public final class RelayMetrics {
           "replica", "issuer");
   public final Counter denies = counter("relay_denies", "Bookings denied through the access API");
   public final Counter allows = counter("relay_allows", "Bookings allowed through the access API");
+  public final Counter denyUnconfirmed =
+      counter(
+          "relay_deny_unconfirmed",
+          "Denies and allows stored on a majority but answered 503 because a reachable node did not confirm applying them in time");
   public final Counter claims = counter("relay_claims", "Topic claims this node made (first connection of a topic)");
   public final Counter evictions =
       counter("relay_evictions", "Topics this node gave up to a newer claim (connections closed with 4001)");

@@ -1,6 +1,8 @@
 package io.relay.topic;
 
 import io.relay.RelaySettings;
+import io.relay.deny.DenyList;
+import io.relay.deny.DenyVerdicts;
 import io.relay.metrics.RelayMetrics;
 import io.relay.ws.CloseCodes;
 import io.relay.ws.MemoryBudget;
@@ -72,7 +74,8 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
       MemoryBudget budget,
       ConnectionDirectory directory,
       String node,
-      SpecialTopics specialTopics) {}
+      SpecialTopics specialTopics,
+      DenyVerdicts denyVerdicts) {}
 
   static Behavior<Command> create(
       String topic, ActorRef<TopicRegistry.Command> registry, Context shared) {
@@ -113,8 +116,13 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
   }
 
   private Behavior<Command> onJoin(Join join) {
-    joins++;
     Connection connection = join.connection();
+    if (shared.denyVerdicts().verdict(connection.grant().bookingId()) == DenyList.Verdict.DENIED) {
+      // denied after the admission checked it, before this join: the booking's close has passed here
+      join.replyTo().tell(new Refused(403, "booking denied", null));
+      return this;
+    }
+    joins++;
     members.put(connection.id(), connection);
     connection.joined(room, context.getSelf());
     publishReaders();

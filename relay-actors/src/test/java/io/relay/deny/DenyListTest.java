@@ -17,7 +17,10 @@ import java.util.stream.IntStream;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.ddata.LWWMap;
 import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
@@ -29,7 +32,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The sharded deny list on a one-node cluster: deny, allow, the expiry sweep, its capacity, which
- * replicated map holds a booking, and that it answers nothing until it has read the maps.
+ * replicated map holds a booking, that it answers nothing until it has read the maps, and that a
+ * change is applied ahead of replication and answered once every member has confirmed it (a second
+ * node in the same JVM).
  */
 class DenyListTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
@@ -41,24 +46,37 @@ class DenyListTest {
   private TestProbe<TopicRegistry.Command> registry;
   private TestProbe<Cancel> cancelled;
   private ActorRef<Topic.Command<Cancel>> cancels;
+  private ActorRef<Topic.Command<ListChange>> changes;
   private ActorRef<DenyList.Command> denyList;
+  private ActorTestKit second;
 
   /** Starts a one-node cluster (joined unless {@code join} is false) running a deny list of {@code capacity}. */
   private void start(DenyCapacity capacity, boolean join) {
-    Config config =
-        TestClusterConfig.with(Map.of("relay.deny-sweep-interval", "200ms"));
-    kit = ActorTestKit.create("deny-list-test", config);
+    kit = ActorTestKit.create("deny-list-test", config());
     registry = kit.createTestProbe();
     cancelled = kit.createTestProbe();
     cancels = kit.spawn(Topic.create(Cancel.class, "relay-cancels"));
     cancels.tell(Topic.subscribe(cancelled.ref()));
-    denyList =
-        kit.spawn(
-            DenyList.create(
-                RelaySettings.create(config), capacity, registry.ref(), cancels, clock::get, status));
+    changes = kit.spawn(Topic.create(ListChange.class, "relay-deny-changes"));
+    denyList = kit.spawn(create(kit, capacity, registry.ref(), cancels, changes, status));
     if (join) {
       join();
     }
+  }
+
+  /** A node's configuration: it confirms changes, as every node of this build does. */
+  private static Config config() {
+    return TestClusterConfig.with(
+        Map.of(
+            "relay.deny-sweep-interval", "200ms",
+            "relay.replication-timeout", "2s",
+            "pekko.cluster.roles", List.of(DenyList.CONFIRMS_CHANGES)));
+  }
+
+  private Behavior<DenyList.Command> create(
+      ActorTestKit on, DenyCapacity capacity, ActorRef<TopicRegistry.Command> registry,
+      ActorRef<Topic.Command<Cancel>> cancels, ActorRef<Topic.Command<ListChange>> changes, DenyListStatus status) {
+    return DenyList.create(RelaySettings.create(on.system().settings().config()), capacity, registry, cancels, changes, clock::get, status);
   }
 
   private void join() {
@@ -76,6 +94,9 @@ class DenyListTest {
 
   @AfterEach
   void stop() {
+    if (second != null) {
+      second.shutdownTestKit();
+    }
     if (kit != null) {
       kit.shutdownTestKit();
     }
@@ -135,6 +156,79 @@ class DenyListTest {
         });
     cancels.tell(Topic.publish(new Cancel("elsewhere")));
     assertEquals(new TopicRegistry.CloseBooking("elsewhere", true), registry.expectMessageClass(TopicRegistry.CloseBooking.class, WAIT));
+  }
+
+  @Test
+  void aChangeHeardFromItsWriterDecidesAtOnceIsConfirmedAndAnOlderReplicaDoesNotUndoIt() {
+    start(DenyCapacity.DEFAULT, true);
+    awaitSubscribers(changes, 1);
+    TestProbe<ListChange.Confirmed> writer = kit.createTestProbe();
+    // as another node does after storing a deny on a majority: this node's replica has not got it
+    changes.tell(Topic.publish(new ListChange("remote", new BookingState(true, NOW + 100), 7, writer.ref())));
+    ListChange.Confirmed confirmed = writer.expectMessageClass(ListChange.Confirmed.class, WAIT);
+    assertEquals(7, confirmed.request());
+    assertEquals(Cluster.get(kit.system()).selfMember().address().toString(), confirmed.node(), "the confirmation names this node");
+    assertEquals(DenyList.Verdict.DENIED, check("remote"), "once confirmed, the node's verdict is the change's");
+    assertEquals(new TopicRegistry.CloseBooking("remote", false), registry.expectMessageClass(TopicRegistry.CloseBooking.class, WAIT));
+
+    // the replicated map of the same shard changes without the entry: the view keeps the change
+    String neighbour = idsInShard(DenyCapacity.DEFAULT, DenyCapacity.DEFAULT.shardOf("remote"), 1).get(0);
+    assertEquals(DenyList.Outcome.STORED, set(neighbour, false, NOW + 100));
+    kit.createTestProbe().awaitAssert(WAIT, () -> {
+      assertEquals(DenyList.Verdict.ALLOWED, check(neighbour), "the neighbour's allow is in the view");
+      assertTrue(replicated(neighbour).containsKey(neighbour), "the shard's map changed");
+      return null;
+    });
+    assertFalse(replicated("remote").containsKey("remote"), "the replica never had the remote deny");
+    assertEquals(DenyList.Verdict.DENIED, check("remote"), "an older replicated value does not undo a confirmed change");
+  }
+
+  @Test
+  void aChangeIsAnsweredStoredOnlyOnceEveryReachableMemberHasConfirmedIt() {
+    start(DenyCapacity.DEFAULT, true);
+    second = ActorTestKit.create("deny-list-test", config());
+    DistributedData.get(second.system()); // its replicator takes part in majorities
+    Cluster.get(second.system()).manager().tell(Join.create(Cluster.get(kit.system()).selfMember().address()));
+    kit.createTestProbe().awaitAssert(WAIT, () -> {
+      long up = 0;
+      for (Member member : Cluster.get(kit.system()).state().getMembers()) {
+        up += member.status() == MemberStatus.up() ? 1 : 0;
+      }
+      assertEquals(2, up, "both nodes are Up");
+      return null;
+    });
+    assertEquals(
+        DenyList.Outcome.UNCONFIRMED,
+        set("waits", true, NOW + 100),
+        "the second node confirms changes but runs no deny list yet: stored on a majority, not confirmed");
+    assertEquals(DenyList.Verdict.DENIED, check("waits"), "stored, it holds on the writing node all the same");
+
+    DenyListStatus secondStatus = new DenyListStatus();
+    ActorRef<Topic.Command<ListChange>> secondChanges = second.spawn(Topic.create(ListChange.class, "relay-deny-changes"));
+    second.spawn(
+        create(second, DenyCapacity.DEFAULT, second.<TopicRegistry.Command>createTestProbe().ref(),
+            second.spawn(Topic.create(Cancel.class, "relay-cancels")), secondChanges, secondStatus));
+    awaitSubscribers(changes, 2);
+    kit.createTestProbe().awaitAssert(WAIT, () -> {
+      assertTrue(secondStatus.isRead(), "the second node has read the list");
+      return null;
+    });
+    assertEquals(DenyList.Outcome.STORED, set("confirmed", true, NOW + 100));
+    assertEquals(DenyList.Verdict.DENIED, secondStatus.verdict("confirmed"), "answered STORED only after the other member applied it");
+  }
+
+  /** Waits until this node's deny list listens to the channel, and the channel reaches {@code nodes} nodes. */
+  private void awaitSubscribers(ActorRef<Topic.Command<ListChange>> channel, int nodes) {
+    TestProbe<Topic.TopicStats> stats = kit.createTestProbe();
+    stats.awaitAssert(
+        WAIT,
+        () -> {
+          channel.tell(Topic.getTopicStats(stats.ref()));
+          Topic.TopicStats seen = stats.receiveMessage(WAIT);
+          assertEquals(1, seen.localSubscriberCount(), "this node's deny list listens to the channel");
+          assertEquals(nodes, seen.topicInstanceCount(), "nodes whose channel the publisher reaches");
+          return null;
+        });
   }
 
   @Test

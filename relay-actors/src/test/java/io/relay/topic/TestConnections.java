@@ -20,6 +20,7 @@ import io.netty.channel.local.LocalIoHandler;
 import io.netty.channel.local.LocalServerChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.relay.RelaySettings;
+import io.relay.deny.DenyList;
 import io.relay.metrics.RelayMetrics;
 import io.relay.ws.ClientFrames;
 import io.relay.ws.MemoryBudget;
@@ -29,7 +30,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -49,13 +52,16 @@ final class TestConnections {
   private final ActorTestKit kit;
   final RelayMetrics metrics = new RelayMetrics();
   final ConnectionDirectory directory = new ConnectionDirectory();
+  /** Bookings the topics' deny verdicts call denied. */
+  final Set<String> denied = ConcurrentHashMap.newKeySet();
   final TopicActor.Context context;
 
   TestConnections(ActorTestKit kit, String node) {
     this.kit = kit;
     this.context =
         new TopicActor.Context(
-            RelaySettings.create(kit.system().settings().config()), metrics, MemoryBudget.unlimited(), directory, node, SpecialTopics.NONE);
+            RelaySettings.create(kit.system().settings().config()), metrics, MemoryBudget.unlimited(), directory, node, SpecialTopics.NONE,
+            booking -> denied.contains(booking) ? DenyList.Verdict.DENIED : DenyList.Verdict.ALLOWED);
   }
 
   /** A connection of {@code topic} for {@code booking} with {@code scopes}, expiring at {@code expiresAt}. */

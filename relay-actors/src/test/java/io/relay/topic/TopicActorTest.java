@@ -15,8 +15,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * One topic actor on its own, its registry a probe: joins and what they relay, leaving, and the
- * four ways the actor closes connections (a denied booking, an expired token, the topic moving,
+ * One topic actor on its own, its registry a probe: joins and what they relay, a join refused for a
+ * booking denied since its admission, leaving, and the four ways the actor closes connections (a denied booking, an expired token, the topic moving,
  * the node draining).
  */
 class TopicActorTest {
@@ -79,6 +79,24 @@ class TopicActorTest {
     kept.sendText("still here");
     assertEquals("still here", third.nextText(), "the other bookings' connections still relay");
     assertTrue(denied.silentFor(Duration.ofMillis(200)), "nothing reaches the denied connection after its close");
+  }
+
+  @Test
+  void aJoinOfABookingDeniedSinceItsAdmissionCheckedIsRefusedWith403() throws Exception {
+    ActorRef<TopicActor.Command> topic = topic("late-deny");
+    TestConnections.Client other = join(topic, TestConnections.connection("late-deny", "other", "read"));
+    CONNECTIONS.denied.add("late");
+    try {
+      TestProbe<TopicActor.JoinResult> reply = KIT.createTestProbe();
+      topic.tell(new TopicActor.Join(TestConnections.connection("late-deny", "late", "read", "write"), reply.ref()));
+      TopicActor.Refused refused = reply.expectMessageClass(TopicActor.Refused.class, TestConnections.WAIT);
+      assertEquals(403, refused.status(), "the denied booking's upgrade is refused before it is answered");
+      TestConnections.Client writer = join(topic, TestConnections.connection("late-deny", "writer", "write"));
+      writer.sendText("for the topic's members");
+      assertEquals("for the topic's members", other.nextText(), "the topic goes on relaying to its members");
+    } finally {
+      CONNECTIONS.denied.remove("late");
+    }
   }
 
   @Test
