@@ -78,12 +78,15 @@ class AccessLimitsRouteTest extends RouteTesting {
     return bookingId.startsWith("denied") ? DenyList.Verdict.DENIED : DenyList.Verdict.ALLOWED;
   }
 
-  /** A deny list that stores everything except bookings named full-*. */
+  /** A deny list that stores everything; bookings named full-* do not fit, unconfirmed-* are not confirmed by every node. */
   private static Behavior<DenyList.Command> denyList() {
     return Behaviors.receiveMessage(
         command -> {
           if (command instanceof DenyList.Set set) {
-            set.replyTo().tell(set.bookingId().startsWith("full") ? DenyList.Outcome.FULL : DenyList.Outcome.STORED);
+            set.replyTo().tell(
+                set.bookingId().startsWith("full")
+                    ? DenyList.Outcome.FULL
+                    : set.bookingId().startsWith("unconfirmed") ? DenyList.Outcome.UNCONFIRMED : DenyList.Outcome.STORED);
           } else if (command instanceof DenyList.ListBookings list) {
             list.replyTo().tell(List.of());
           }
@@ -105,7 +108,8 @@ class AccessLimitsRouteTest extends RouteTesting {
     AccessGuard guard = new AccessGuard(new TokenVerifier(http, TokenKeys.from(http)), errors);
     return concat(
         new SessionRoutes(guard, http, codes, this::verdict, metrics, kit.system()).route(),
-        new BidsRoutes(guard, http, relay.denyMaxLifetime(), denyList, denyListRead::get, metrics, kit.system()).route());
+        new BidsRoutes(guard, http, relay.denyMaxLifetime(), Duration.ofSeconds(5), denyList, denyListRead::get, metrics, kit.system())
+            .route());
   }
 
   private static String token(String topic, List<String> scopes, String bookingId) {
@@ -206,6 +210,18 @@ class AccessLimitsRouteTest extends RouteTesting {
     assertError(503, testRoute(access()).run(HttpRequest.GET("/bids/deny").addHeader(RawHeader.create("Authorization", ADMIN))), "GET /bids/deny");
     assertTrue(metrics.unreadRefusals.labelValues("session").get() >= 1, "counted");
     assertError(400, session("b".repeat(129)), "bad requests still get their own error first");
+  }
+
+  @Test
+  void aChangeANodeDidNotConfirmIsAnswered503WithRetryAfterAndCounted() {
+    double unconfirmedBefore = metrics.denyUnconfirmed.get();
+    double deniesBefore = metrics.denies.get();
+    TestRouteResult unconfirmed = deny("unconfirmed-1", String.valueOf(now() + 600));
+    JsonNode error = assertError(503, unconfirmed, "POST /bids/deny");
+    unconfirmed.assertHeaderExists("Retry-After", "1");
+    assertTrue(error.path("message").asText().contains("did not confirm"), error.toString());
+    assertEquals(unconfirmedBefore + 1, metrics.denyUnconfirmed.get(), "counted");
+    assertEquals(deniesBefore, metrics.denies.get(), "not counted as a deny");
   }
 
   @Test
