@@ -37,12 +37,15 @@ import org.junit.jupiter.api.TestInstance;
  * with the whole list, never issuing a code for a denied booking nor admitting a connection before
  * it has read the list; after that every node refuses every denied booking.
  *
- * <p>{@code -Ddeny.entries=10000} runs the full-size form (docs/cluster.md); 2,000 entries by
- * default.
+ * <p>{@code -Ddeny.entries=10000} runs the full-size form (docs/cluster.md), which also prints the
+ * deny writes per second by batch and how soon the replaced node was ready; 2,000 entries by
+ * default, printing nothing. Rates are never asserted.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class DenyListScaleTest {
   private static final int ENTRIES = Integer.getInteger("deny.entries", 2_000);
+  /** Whether the test was asked for the full-size form: then it prints what it measured. */
+  private static final boolean MEASURING = System.getProperty("deny.entries") != null;
   private static final int BATCHES = 10;
   private static final int CONCURRENCY = 8;
   private static final Duration READY_WITHIN = Duration.ofSeconds(30);
@@ -89,7 +92,9 @@ class DenyListScaleTest {
         inParallel(before.size() * nodes.size(), i -> assertRefused(nodes.get(i % nodes.size()), before.get(i / nodes.size())));
       }
     }
-    System.out.printf("deny writes per second by batch of %d (list growing to %d): %s%n", batch, ENTRIES, rounded(rates));
+    if (MEASURING) {
+      System.out.printf("deny writes per second by batch of %d (list growing to %d): %s%n", batch, ENTRIES, rounded(rates));
+    }
     for (TestNode node : nodes) {
       Await.until(
           "the replica of " + node.address() + " holds every entry",
@@ -99,9 +104,6 @@ class DenyListScaleTest {
     }
     List<String> last = ids.subList((BATCHES - 1) * batch, ENTRIES);
     inParallel(last.size() * nodes.size(), i -> assertRefused(nodes.get(i % nodes.size()), last.get(i / nodes.size())));
-    double firstHalf = (rates.get(0) + rates.get(1)) / 2;
-    double lastHalf = (rates.get(BATCHES - 2) + rates.get(BATCHES - 1)) / 2;
-    assertTrue(lastHalf >= firstHalf / 3, "deny writes did not slow down as the list grew: " + rounded(rates));
     for (TestNode node : nodes) {
       assertEquals(ENTRIES, listed(node), "GET /bids/deny on " + node.address() + " lists every booking");
     }
@@ -145,7 +147,9 @@ class DenyListScaleTest {
       }
     }
     long readyMs = (System.nanoTime() - started) / 1_000_000;
-    System.out.printf("replaced node ready with %d entries in %d ms; its answers while joining: %s%n", ENTRIES, readyMs, seen);
+    if (MEASURING) {
+      System.out.printf("replaced node ready with %d entries in %d ms; its answers while joining: %s%n", ENTRIES, readyMs, seen);
+    }
     assertEquals(ENTRIES, listed(joined), "the replaced node lists every booking");
     inParallel(ids.size() * nodes.size(), i -> assertRefused(nodes.get(i % nodes.size()), ids.get(i / nodes.size())));
     try (Participant admitted = Participant.connect(joined.relay("/session/" + TOPIC + "?code=" + codes.get(0)).toString())) {
