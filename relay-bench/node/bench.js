@@ -3,7 +3,8 @@
 // The independent load generator: workloads W1-W4 of docs/benchmarks.md against a relay node
 // (through its access API: a token, a POST for a one-time code, a connect with the code) or
 // nginx+nchan, with the ws library in two processes (worker.js): process 0 holds the writers,
-// process 1 the readers (W2: participant 0 of every topic in process 0, participant 1 in 1).
+// process 1 the readers (W2: participant 0 of every topic in process 0, participant 1 in 1;
+// W3's reader tells its writer its count over a loopback socket between the two).
 // Latency is from the writer's ws.send() to the reader's 'message' event, both stamped with
 // process.hrtime.bigint() (CLOCK_MONOTONIC, shared by the machine's processes). Prints the
 // result as JSON and appends it as one line to --json.
@@ -48,13 +49,13 @@ function options(args) {
 
 /** One generator process and its IPC channel: ask() sends a command and awaits its reply, within a deadline. */
 class Worker {
-  constructor(n, onCredit) {
+  constructor(n) {
     this.n = n;
     this.pending = new Map();
     this.nextId = 0;
     this.child = fork(path.join(__dirname, 'worker.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.child.on('message', (m) => (m.ev === 'credit' ? onCredit(m) : this.pending.get(m.id)?.(m)));
+    this.child.on('message', (m) => this.pending.get(m.id)?.(m));
     this.child.once('exit', (code, signal) => {
       for (const answer of this.pending.values()) answer({ ok: false, error: `generator process ${n} exited (${code ?? signal})` });
     });
@@ -113,8 +114,7 @@ async function main() {
   const fanOut = w.participants > 0 ? w.participants - 1 : w.readers;
   const endpoint = { target: o.target, access: o.access, nchan: o.nchan, secret: o.secret || DEV_SECRET, audience: o.audience };
   const serverPids = o['server-pid'] ? o['server-pid'].split(',').map(Number) : [];
-  const procs = [];
-  procs.push(new Worker(0, () => {}), new Worker(1, (m) => procs[0].child.send({ cmd: 'credit', writerId: m.writerId, received: m.received })));
+  const procs = [new Worker(0), new Worker(1)];
   const both = (cmd, fields, seconds) => Promise.all(procs.map((p) => p.ask(cmd, fields, seconds)));
 
   /** One measured window: the two processes' figures merged, with the server's and the generator's CPU over it. */
@@ -172,6 +172,11 @@ async function main() {
       connectP99Ms: round(connectNanos[Math.min(connectNanos.length - 1, Math.floor(connectNanos.length * 0.99))] / 1e6, 3),
     });
     const perWriter = (rate) => (w.participants > 0 ? rate / w.participants : rate);
+    if (w.rate === 0) {
+      // the closed loop's credit: the readers' process tells the writers' its counts over loopback
+      const { port } = await procs[0].ask('creditServer');
+      await procs[1].ask('creditClient', { port });
+    }
     if (w.steps.length === 0) {
       await both('start', { ratePerWriter: perWriter(w.rate), windowSize: w.rate === 0 ? Number(o.window) : 0 });
       await sleep(Number(o.warmup));

@@ -3,6 +3,7 @@
 // workload's connections with ws, paces its writers or counts what its readers receive, and
 // answers bench.js's commands over the IPC channel. A reply carries the command's id.
 
+const net = require('net');
 const { HEAD, loadWs, Histogram, token, requestCode } = require('./lib');
 
 const { WebSocket } = loadWs();
@@ -11,7 +12,9 @@ const MAX_BUFFERED = 8 * 1024 * 1024;
 const CONNECT_CONCURRENCY = 64;
 const TICK_MILLIS = 1;
 /** Closed loop (W3): the reader process reports its count to the writer's every this many messages. */
-const CREDIT_EVERY = 8;
+const CREDIT_EVERY = 4;
+/** A credit record on the loopback socket between the two processes: writer id, messages received (uint32 each). */
+const CREDIT_BYTES = 8;
 
 const writers = []; // { ws, writerId, seq, buf, phase, due, credit }
 const readers = []; // { ws, expectWriter, expected, maxSeq, lost, reordered, received }
@@ -22,6 +25,7 @@ let stepStart = 0n;
 let window = 0;
 let ticker = null;
 let closedByServer = 0;
+let creditOut = null;
 
 function freshStats() {
   return { latency: new Histogram(), delivered: 0, bytes: 0, lost: 0, reordered: 0, offered: 0, skipped: 0 };
@@ -56,11 +60,29 @@ const commands = {
     return {};
   },
 
-  /** The reader process's count, for a closed-loop writer (no reply). */
-  credit({ writerId, received }) {
-    const w = writers.find((x) => x.writerId === writerId);
-    w.credit = Math.max(w.credit, received);
-    fill(w);
+  /** Closed loop, in the writers' process: listens on loopback for the readers' process's counts; answers the port. */
+  async creditServer() {
+    const server = net.createServer((socket) => {
+      socket.setNoDelay(true);
+      let pending = Buffer.alloc(0);
+      socket.on('data', (chunk) => {
+        pending = Buffer.concat([pending, chunk]);
+        let at = 0;
+        for (; at + CREDIT_BYTES <= pending.length; at += CREDIT_BYTES) credit(pending.readUInt32BE(at), pending.readUInt32BE(at + 4));
+        pending = pending.subarray(at);
+      });
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    server.unref();
+    return { port: server.address().port };
+  },
+
+  /** Closed loop, in the readers' process: connects to the writers' process for its counts. */
+  async creditClient({ port }) {
+    creditOut = net.connect(port, '127.0.0.1');
+    creditOut.setNoDelay(true);
+    await new Promise((resolve, reject) => creditOut.once('connect', resolve).once('error', reject));
+    return {};
   },
 
   /** The finished window's figures and this process's CPU so far; a fresh window begins. */
@@ -94,6 +116,7 @@ const commands = {
   /** Drops every connection and exits (no reply: bench.js waits for the exit). */
   close() {
     sockets.forEach((ws) => ws.terminate());
+    creditOut?.destroy();
     process.exit(0);
   },
 };
@@ -157,6 +180,12 @@ function tick() {
   }
 }
 
+function credit(writerId, received) {
+  const w = writers.find((x) => x.writerId === writerId);
+  w.credit = Math.max(w.credit, received);
+  fill(w);
+}
+
 /** Closed loop: sends while fewer than the window's messages are unaccounted for by the reader. */
 function fill(w) {
   while (window > 0 && w.seq - w.credit < window && w.ws.readyState === WebSocket.OPEN) send(w);
@@ -174,7 +203,12 @@ function send(w) {
 function onMessage(r, data) {
   const now = process.hrtime.bigint();
   r.received++;
-  if (window > 0 && r.received % CREDIT_EVERY === 0) process.send({ ev: 'credit', writerId: r.expectWriter, received: r.received });
+  if (creditOut && window > 0 && r.received % CREDIT_EVERY === 0) {
+    const record = Buffer.allocUnsafe(CREDIT_BYTES);
+    record.writeUInt32BE(r.expectWriter, 0);
+    record.writeUInt32BE(r.received % 2 ** 32, 4);
+    creditOut.write(record);
+  }
   if (data.length < HEAD || data.readUInt32BE(16) !== r.expectWriter) return;
   const seq = Number(data.readBigUInt64BE(8));
   if (seq > r.expected) {
