@@ -39,6 +39,9 @@ public final class Report {
   static final StringBuilder summary = new StringBuilder();
 
   public static void main(String[] args) throws Exception {
+    // a page per call: a JVM that writes several (the tests) starts each one empty
+    md.setLength(0);
+    summary.setLength(0);
     Path out = Path.of(args[0]);
     Path doc = Path.of(args[1]);
     Path notes = args.length > 2 ? Path.of(args[2]) : null;
@@ -47,6 +50,9 @@ public final class Report {
     for (Map<String, Object> row : rows) if ("wss".equals(row.get("transport"))) tls.add(row);
     List<Map<String, Object>> plain = new ArrayList<>(rows);
     plain.removeAll(tls);
+    // the independent generator's results (relay-bench/node), when it ran
+    Path nodeResults = out.resolve("results-node.jsonl");
+    List<Map<String, Object>> node = Files.exists(nodeResults) ? jsonLines(nodeResults) : List.of();
     double tcp = iperf(out.resolve("iperf3.json"));
     String base = doc.getFileName().toString().replace(".md", "");
     Path dir = doc.toAbsolutePath().getParent();
@@ -62,20 +68,28 @@ public final class Report {
     // W1, W2
     for (String w : List.of("W1", "W2")) {
       List<Map<String, Object>> r = of(plain, w);
-      if (r.isEmpty()) continue;
+      if (r.isEmpty() && of(node, w).isEmpty()) continue;
       md.append(w.equals("W1") ? "## W1 video fan-out (50 topics, 1 writer + 4 readers, 20 KiB at 25/s per topic)\n\n"
           : "## W2 chat (200 topics, 2 participants, 100 B at 10/s per topic)\n\n");
-      latencyTable(r);
-      ratio(r, "p99Ms", false, 1.2, w + " p99 ms");
-      if (w.equals("W1")) {
+      if (!r.isEmpty()) {
+        latencyTable(r);
+        ratio(r, "p99Ms", false, 1.2, w + " p99 ms");
+      }
+      if (w.equals("W1") && !r.isEmpty()) {
         r.forEach(x -> x.put("cpuPerMBps", num(x.get("serverCpuPct")) / num(x.get("deliveredMBps"))));
         ratio(r, "cpuPerMBps", false, 1.0, "W1 server CPU % per delivered MB/s");
       }
+      NodeGeneratorSection.append(node, w);
     }
     // W3
     List<Map<String, Object>> w3 = of(plain, "W3");
+    String w3Heading = "## W3 one stream (1 writer -> 1 reader, 64 KiB frames, as fast as the reader drains)\n\n";
+    if (w3.isEmpty() && !of(node, "W3").isEmpty()) {
+      md.append(w3Heading);
+      NodeGeneratorSection.append(node, "W3");
+    }
     if (!w3.isEmpty()) {
-      md.append("## W3 one stream (1 writer -> 1 reader, 64 KiB frames, as fast as the reader drains)\n\n");
+      md.append(w3Heading);
       latencyTable(w3);
       ratio(w3, "deliveredMBps", true, 1.0, "W3 delivered MB/s");
       double relay = best(w3, "relay", "deliveredMBps", true);
@@ -83,11 +97,17 @@ public final class Report {
       md.append(String.format(Locale.ROOT, "W3 relay / loopback TCP: %.0f %% (goal >= 40 %%)%n%n", ofTcp));
       summary.append(String.format(Locale.ROOT, "| W3 delivered MB/s | relay | %.0f | loopback TCP %.0f | %.0f %% | >= 40 %% | %s |%n",
           relay, tcp / 8e6, ofTcp, ofTcp >= 40 ? "met" : "**not met**"));
+      NodeGeneratorSection.append(node, "W3");
     }
     // W4
     List<Map<String, Object>> w4 = of(plain, "W4");
+    String w4Heading = "## W4 saturation (W1's shape, rate per topic stepped 25, 50, 100, 200, 300, 400 /s; pass = p99 <= 100 ms and delivery >= 95 %)\n\n";
+    if (w4.isEmpty() && !of(node, "W4").isEmpty()) {
+      md.append(w4Heading);
+      NodeGeneratorSection.append(node, "W4");
+    }
     if (!w4.isEmpty()) {
-      md.append("## W4 saturation (W1's shape, rate per topic stepped 25, 50, 100, 200, 300, 400 /s; pass = p99 <= 100 ms and delivery >= 95 %)\n\n");
+      md.append(w4Heading);
       md.append("| server | run | highest passing rate /s per topic | highest passing delivered MB/s | server CPU at that step | generator CPU at that step |\n|---|---|---|---|---|---|\n");
       XYSeriesCollection lat = new XYSeriesCollection();
       Map<String, Integer> runs = new LinkedHashMap<>();
@@ -148,6 +168,7 @@ public final class Report {
       md.append("\n");
       chart(lat, "W4: p99 latency against delivered load", "delivered MB/s", "p99 latency, ms (log)", dir.resolve(base + "-latency.png").toFile(), true);
       md.append("![W4 p99 latency against load](" + base + "-latency.png)\n\n");
+      NodeGeneratorSection.append(node, "W4");
     }
     // W5
     List<Map<String, Object>> w5 = of(plain, "W5");
@@ -233,7 +254,8 @@ public final class Report {
             + "Each relay configuration's best run against the best run of the best nchan configuration (2 cores; this run).\n\n"
             + "| measure | server | relay | reference | relay / reference | goal | |\n|---|---|---|---|---|---|---|\n"
             + summary
-            + "\n";
+            + "\n"
+            + NodeGeneratorSection.comparison(plain, node);
     Files.writeString(doc, intro + results + md);
   }
 

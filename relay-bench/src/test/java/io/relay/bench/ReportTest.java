@@ -95,6 +95,29 @@ class ReportTest {
     assertTrue(page.contains("| W4 server CPU % per delivered MB/s at the highest passing step | relay |"), page);
   }
 
+  @Test
+  void theIndependentGeneratorsFiguresStandUnderEachWorkloadAndBesideTheJavaGeneratorsRatios() throws Exception {
+    Path out = Files.createDirectories(dir.resolve("out"));
+    Files.writeString(out.resolve("iperf3.json"), "{\"end\":{\"sum_received\":{\"bits_per_second\":3.2e10}}}");
+    Files.write(out.resolve("results.jsonl"), List.of(row("W1", "relay", 1.0, 26, 103), row("W1", "nchan-2w", 0.5, 15, 103)));
+    Files.write(out.resolve("results-node.jsonl"), List.of(
+        row("W1", "relay", 0.9, 20, 100), row("W1", "nchan-1w", 0.6, 12, 100), row("W1", "nchan-2w", 1.2, 14, 100),
+        row("W3", "relay", 2, 90, 400), row("W3", "nchan-1w", 2, 95, 440)));
+    Path doc = dir.resolve("benchmarks.md");
+
+    Report.main(new String[] {out.toString(), doc.toString()});
+
+    String page = Files.readString(doc);
+    assertTrue(page.contains("| W1 p99 ms | java | 1 | 0.500 | 2.00 |"), "the Java generator's ratio:\n" + page);
+    assertTrue(page.contains("| W1 p99 ms | node-ws | 0.900 | 0.600 | 1.50 |"), "the Node generator's, against its best nchan run:\n" + page);
+    assertTrue(page.contains("| W3 delivered MB/s | node-ws | 400 | 440 | 0.91 |"), page);
+    assertFalse(page.contains("| W3 delivered MB/s | java"), "no ratio for a workload a generator did not run:\n" + page);
+    int w1 = page.indexOf("## W1");
+    int nodeTable = page.indexOf("As measured by the independent generator", w1);
+    assertTrue(w1 > 0 && nodeTable > w1 && nodeTable < page.indexOf("## W3"), "the Node generator's W1 table is in W1's section:\n" + page);
+    assertTrue(page.contains("## W3 one stream"), "W3's section, run by the Node generator alone:\n" + page);
+  }
+
   /** A W4 result that passed the steps up to 400/s per topic, the last at {@code mbps} and {@code cpu} % of a core. */
   private static String ladder(String label, double mbps, double cpu) {
     String step =

@@ -91,6 +91,11 @@ final class SmokeNode implements AutoCloseable {
     return new ObjectMapper().readTree(lines.get(lines.size() - 1));
   }
 
+  /** The options that point a generator at this node's access API (http), with its key and audience. */
+  List<String> accessOptions() {
+    return List.of("--access", "http://127.0.0.1:" + accessPort, "--secret", SECRET, "--audience", "http://127.0.0.1:" + accessPort);
+  }
+
   /** Runs the churn against this node for {@code seconds}; returns its JSON result and exit status. */
   JsonNode churn(double seconds, String... more) throws IOException {
     Path json = dir.resolve("churn.jsonl");
