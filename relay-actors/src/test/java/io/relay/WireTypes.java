@@ -8,6 +8,7 @@ import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -81,7 +82,7 @@ final class WireTypes {
     } catch (URISyntaxException e) {
       throw new IllegalStateException("the module's classes are not in a directory", e);
     }
-    Set<Class<?>> found = new java.util.HashSet<>();
+    Set<Class<?>> found = new HashSet<>();
     try (Stream<Path> files = Files.walk(classes)) {
       for (Path file : files.filter(f -> f.toString().endsWith(".class")).toList()) {
         String name = classes.relativize(file).toString().replace(file.getFileSystem().getSeparator(), ".");
