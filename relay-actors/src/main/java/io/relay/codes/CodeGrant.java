@@ -4,7 +4,9 @@ import io.relay.CborSerializable;
 import java.util.List;
 
 /**
- * What a one-time code grants, replicated in Distributed Data until it is redeemed or expires.
+ * What a one-time code grants. It crosses nodes inside a {@link CodeShard} (replicated until the
+ * sweep after it expires) and a {@link CodeStore.Redeemed}, both written by their serializers
+ * ({@code CodeEntry.encode}), not on its own.
  *
  * @param topic the topic the code is for
  * @param scopes the token's scopes
