@@ -36,7 +36,7 @@ import org.apache.pekko.pki.pem.PEMDecoder;
 record ClusterCertificate(Set<String> names, String serial, Instant notAfter, String caSubject) {
   private static final int DNS_NAME = 2;
 
-  static ClusterCertificate check(ClusterLinks.Files files) {
+  static ClusterCertificate check(ClusterLinks.TlsFiles files) {
     X509Certificate ca = read(files.ca(), "relay.cluster-tls-ca");
     X509Certificate cert = read(files.cert(), "relay.cluster-tls-cert");
     try {

@@ -19,7 +19,7 @@ import org.slf4j.Logger;
  * @param files the certificate, key and CA files; present exactly when the transport is TLS
  * @param development whether plain TCP was chosen by development mode rather than by the operator
  */
-record ClusterLinks(String transport, Optional<Files> files, boolean development) {
+record ClusterLinks(String transport, Optional<TlsFiles> files, boolean development) {
   static final String TLS = "tls-tcp";
   static final String TCP = "tcp";
   /** The file names of a Kubernetes TLS Secret (cert-manager's): in {@code relay.cluster-tls-dir}. */
@@ -30,7 +30,7 @@ record ClusterLinks(String transport, Optional<Files> files, boolean development
   private static final String ENGINE = "pekko.remote.artery.ssl.rotating-keys-engine.";
 
   /** The node's certificate, its private key and the cluster's CA certificate. */
-  record Files(Path cert, Path key, Path ca) {}
+  record TlsFiles(Path cert, Path key, Path ca) {}
 
   /**
    * Reads {@code relay.cluster-*}; without a transport chosen the node needs the TLS files, except
@@ -70,7 +70,7 @@ record ClusterLinks(String transport, Optional<Files> files, boolean development
     require(cert, "relay.cluster-tls-cert");
     require(key, "relay.cluster-tls-key");
     require(ca, "relay.cluster-tls-ca");
-    return new ClusterLinks(TLS, Optional.of(new Files(Path.of(cert), Path.of(key), Path.of(ca))), false);
+    return new ClusterLinks(TLS, Optional.of(new TlsFiles(Path.of(cert), Path.of(key), Path.of(ca))), false);
   }
 
   private static String file(SettingsReader r, String key, String dir, String name) {
@@ -97,7 +97,7 @@ record ClusterLinks(String transport, Optional<Files> files, boolean development
     if (files.isEmpty()) {
       return config;
     }
-    Files f = files.get();
+    TlsFiles f = files.get();
     return config.withFallback(
         ConfigFactory.parseMap(
             Map.of(
