@@ -45,7 +45,9 @@ public final class RelayNode {
       TokenKeys keys,
       RelaySettings relay,
       PortSettings ports,
-      Optional<SslContext> tls) {}
+      Optional<SslContext> tls,
+      ClusterLinks links,
+      Optional<ClusterCertificate> clusterCertificate) {}
 
   /**
    * Loads and validates the configuration: {@code overrides} first, then the environment
@@ -72,6 +74,8 @@ public final class RelayNode {
           "relay.management-host",
           "without RELAY_SECRET or RELAY_SECRET_FILE the node binds to loopback only; set one to bind " + node.managementHost());
     }
+    ClusterLinks links = ClusterLinks.create(loaded, http.devMode());
+    Optional<ClusterCertificate> clusterCertificate = links.files().map(ClusterCertificate::check);
     Config cluster =
         ConfigFactory.empty()
             .withValue("pekko.cluster.seed-nodes", ConfigValueFactory.fromIterable(node.seedNodes()))
@@ -86,7 +90,8 @@ public final class RelayNode {
                 "pekko.coordinated-shutdown.phases.service-unbind.timeout",
                 millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
     Optional<SslContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
-    return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, keys, relay, ports, tls);
+    Config pekko = cluster.withFallback(links.pekkoConfig(http.secretReloadInterval())).withFallback(bootstrapConfig(node));
+    return new Settings(pekko.withFallback(loaded), node, http, keys, relay, ports, tls, links, clusterCertificate);
   }
 
   /** The node's roles, and that it confirms changes of the deny list ({@link DenyList#CONFIRMS_CHANGES}). */
@@ -153,6 +158,7 @@ public final class RelayNode {
           "Neither RELAY_SECRET nor RELAY_SECRET_FILE is set: DEVELOPMENT MODE. Tokens are checked against the documented "
               + "development key, which anyone can use; binding to loopback only.");
     }
+    settings.links().announce(LOG, settings.node().host(), settings.node().portRemote(), settings.clusterCertificate(), settings.http().secretReloadInterval());
     return ActorSystem.create(NodeGuardian.create(settings), "relay", settings.config());
   }
 

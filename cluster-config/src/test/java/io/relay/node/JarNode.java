@@ -74,6 +74,8 @@ final class JarNode implements AutoCloseable {
     settings.put("RELAY_PORT_MANAGEMENT", String.valueOf(management));
     settings.put("RELAY_PORT_REMOTE", String.valueOf(remote));
     settings.put("RELAY_URL", "ws://127.0.0.1:" + relay);
+    // a single node: no cluster links to protect (multi-jvm-tests runs them over TLS)
+    settings.put("RELAY_CLUSTER_TRANSPORT", "tcp");
     settings.putAll(env);
     environment.putAll(settings);
     this.process = builder.start();

@@ -20,6 +20,7 @@ class ManagementSettingsTest {
     Map<String, Object> settings = new HashMap<>();
     settings.put("relay.secret", TestNode.SECRET);
     settings.put("relay.host", "127.0.0.1");
+    settings.put("relay.cluster-transport", "tcp");
     settings.putAll(overrides);
     return RelayNode.load(ConfigFactory.parseMap(settings));
   }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.testing.Await;
+import io.relay.testing.ClusterPki;
 import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.net.URI;
@@ -19,17 +20,28 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The packaged jar, run as a user runs it: {@code java -jar relay.jar} with RELAY_SECRET only. */
+/**
+ * The packaged jar, run as a user runs it: {@code java -jar relay.jar} with RELAY_SECRET and its
+ * cluster certificate (RELAY_CLUSTER_TLS_DIR) only.
+ */
 class RelayJarIT {
   private static final Path JAR = Path.of("target", "relay.jar");
   /** Node logs stay here for the suite's log hygiene check. */
   private static final Path LOGS = Path.of("target", "relay-logs");
   private static final String SECRET = "jar-test-secret-0123456789abcdef-0123456789";
+  private static Path clusterTls;
   private final List<Process> started = new ArrayList<>();
+
+  @BeforeAll
+  static void makeClusterCertificate(@TempDir Path dir) throws Exception {
+    clusterTls = ClusterPki.create(dir.resolve("ca"), "jar-test-ca").issue(dir.resolve("cluster-tls"), ClusterPki.CLUSTER_NAME);
+  }
   private final HttpClient http = HttpClient.newHttpClient();
 
   @AfterEach
@@ -45,11 +57,18 @@ class RelayJarIT {
     return Files.createTempFile(LOGS, name, ".log");
   }
 
+  /**
+   * Runs the jar with {@code env} as its only RELAY_* settings; a node (no {@code args}) with a
+   * secret also gets the cluster certificate, unless {@code env} chooses its cluster links itself.
+   */
   private Process run(Map<String, String> env, Path log, String... args) throws IOException {
     List<String> command = new ArrayList<>(List.of(javaBinary(), "-jar", JAR.toString()));
     command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     builder.environment().keySet().removeIf(k -> k.startsWith("RELAY_"));
+    if (args.length == 0 && env.containsKey("RELAY_SECRET") && env.keySet().stream().noneMatch(k -> k.startsWith("RELAY_CLUSTER_"))) {
+      builder.environment().put("RELAY_CLUSTER_TLS_DIR", clusterTls.toString());
+    }
     builder.environment().putAll(env);
     Process process = builder.start();
     started.add(process);
@@ -61,7 +80,7 @@ class RelayJarIT {
   }
 
   @Test
-  void servesAClientWithinSecondsWithOnlyTheSecretSet() throws Exception {
+  void servesAClientWithinSecondsWithTheSecretAndTheClusterCertificateSet() throws Exception {
     for (int port : new int[] {3000, 3001, 8558, 25520}) {
       try (java.net.ServerSocket probe = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
         probe.setReuseAddress(true);
@@ -192,6 +211,20 @@ class RelayJarIT {
     List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
     assertEquals(1, lines.size(), "exactly one line: " + lines);
     assertTrue(lines.get(0).contains("relay.buffer-size (RELAY_BUFFER_SIZE)"), lines.get(0));
+  }
+
+  @Test
+  void aNodeWithASecretAndNoChoiceOfClusterLinksStopsWithOneLineSayingWhatToSet() throws Exception {
+    Path log = log("relay-no-links");
+    Process node = run(Map.of("RELAY_SECRET", SECRET, "RELAY_CLUSTER_TLS_DIR", ""), log);
+    assertTrue(node.waitFor(30, TimeUnit.SECONDS), "a node without cluster TLS files or plain TCP chosen did not stop");
+    assertEquals(2, node.exitValue());
+    List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+    assertEquals(1, lines.size(), "exactly one line: " + lines);
+    assertTrue(
+        lines.get(0).contains("relay.cluster-tls-dir (RELAY_CLUSTER_TLS_DIR): cluster links need TLS")
+            && lines.get(0).contains("RELAY_CLUSTER_TRANSPORT=tcp"),
+        lines.get(0));
   }
 
   @Test

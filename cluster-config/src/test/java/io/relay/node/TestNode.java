@@ -49,6 +49,8 @@ final class TestNode implements AutoCloseable {
     settings.put("relay.port-remote", remotePort);
     settings.put("relay.url", "ws://127.0.0.1:" + relayPort);
     settings.put("relay.seed-nodes", "");
+    // in-process nodes share one JVM and loopback: the cluster links' TLS is tested with node JVMs
+    settings.put("relay.cluster-transport", "tcp");
     settings.put("relay.drain-delay", "100ms");
     // the tests' HTTP clients keep idle connections open: do not wait the production 3 s for them
     settings.put("relay.unbind-deadline", "200ms");

@@ -4,8 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.harness.HarnessConfig;
 import io.relay.testing.Await;
+import io.relay.testing.ClusterPki;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,15 +29,18 @@ class ClusterBootstrapIT {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   @Test
-  void threeNodesFormOneClusterThroughDiscoveryAndAFourthJoinsIt() {
+  void threeNodesFormOneClusterThroughDiscoveryAndAFourthJoinsIt() throws Exception {
     List<NodeJvm> nodes = new ArrayList<>();
+    // one certificate for every node, as the pods of the Deployment mount one cert-manager Secret
+    Path work = Files.createTempDirectory(Files.createDirectories(HarnessConfig.fromSystemProperties().workDir()), "bootstrap-pki-");
+    Path tls = ClusterPki.create(work.resolve("ca"), "bootstrap-test-ca").issue(work.resolve("relay-cluster-tls"), ClusterPki.CLUSTER_NAME);
     try {
       for (int i = 1; i <= 3; i++) {
         nodes.add(new NodeJvm("bootstrap-" + i));
       }
       String endpoints = nodes.stream().map(NodeJvm::managementEndpoint).collect(Collectors.joining(","));
       for (NodeJvm node : nodes) {
-        node.start(settings(endpoints, 3));
+        node.start(settings(endpoints, 3, tls));
       }
       for (NodeJvm node : nodes) {
         node.awaitReady(FORMATION);
@@ -45,7 +52,7 @@ class ClusterBootstrapIT {
 
       NodeJvm fourth = new NodeJvm("bootstrap-4");
       nodes.add(fourth);
-      fourth.start(settings(endpoints + "," + fourth.managementEndpoint(), 3));
+      fourth.start(settings(endpoints + "," + fourth.managementEndpoint(), 3, tls));
       fourth.awaitReady(FORMATION);
       Set<String> four = nodes.stream().map(NodeJvm::address).collect(Collectors.toCollection(TreeSet::new));
       for (NodeJvm node : nodes) {
@@ -57,8 +64,9 @@ class ClusterBootstrapIT {
     }
   }
 
-  private static Map<String, String> settings(String endpoints, int required) {
+  private static Map<String, String> settings(String endpoints, int required, Path tls) {
     return Map.of(
+        "RELAY_CLUSTER_TLS_DIR", tls.toString(),
         "RELAY_SECRET", "bootstrap-test-secret-0123456789abcdef",
         "RELAY_DISCOVERY", "config",
         "RELAY_DISCOVERY_ENDPOINTS", endpoints,

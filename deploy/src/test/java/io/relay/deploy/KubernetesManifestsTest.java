@@ -71,8 +71,10 @@ class KubernetesManifestsTest {
             Map.entry("NetworkPolicy", NetworkPolicy.class),
             Map.entry("Ingress", Ingress.class),
             Map.entry("HTTPRoute", HTTPRoute.class),
-            // a Kong CRD: no typed model, read generically
-            Map.entry("KongUpstreamPolicy", GenericKubernetesResource.class));
+            // CRDs (Kong's, cert-manager's): no typed model, read generically
+            Map.entry("KongUpstreamPolicy", GenericKubernetesResource.class),
+            Map.entry("Certificate", GenericKubernetesResource.class),
+            Map.entry("Issuer", GenericKubernetesResource.class));
     List<Path> files = Manifests.manifestFiles(Manifests.kubernetes());
     assertTrue(files.size() >= 12, "manifests found: " + files);
     for (Path file : files) {
@@ -162,6 +164,58 @@ class KubernetesManifestsTest {
     assertTrue(javaOptions.contains("-XX:MaxRAMPercentage="), "the heap follows the container's memory limit: " + javaOptions);
     assertFalse(javaOptions.contains("-Xmx"), "a fixed -Xmx would ignore the memory limit");
     assertTrue(container.getResources().getLimits().containsKey("memory") && container.getResources().getRequests().containsKey("cpu"));
+  }
+
+  @Test
+  void theClusterLinksUseTheCertManagerCertificatesSecretMountedIntoThePods() {
+    assertFalse(env().containsKey("RELAY_CLUSTER_TRANSPORT"), "the cluster links are never chosen to be plain TCP");
+    String dir = env().get("RELAY_CLUSTER_TLS_DIR");
+    assertTrue(dir != null, "the Deployment sets RELAY_CLUSTER_TLS_DIR");
+    VolumeMount mount =
+        container.getVolumeMounts().stream()
+            .filter(m -> m.getMountPath().equals(dir))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("RELAY_CLUSTER_TLS_DIR " + dir + " is no volume mount"));
+    assertTrue(Boolean.TRUE.equals(mount.getReadOnly()), "the cluster TLS files are mounted read-only");
+    Volume volume =
+        deployment.getSpec().getTemplate().getSpec().getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst().orElseThrow();
+    assertTrue(volume.getSecret() != null && (volume.getSecret().getItems() == null || volume.getSecret().getItems().isEmpty()), "the whole Secret is mounted: tls.crt, tls.key and ca.crt");
+
+    JsonNode certificate = certManager("Certificate", "relay-cluster-tls");
+    JsonNode spec = certificate.path("spec");
+    assertEquals(volume.getSecret().getSecretName(), spec.path("secretName").asText(), "the pods mount the node Certificate's Secret");
+    assertFalse(spec.path("isCA").asBoolean(), "the node certificate is no CA");
+    assertEquals("RSA", spec.path("privateKey").path("algorithm").asText(), "Pekko's provider reads RSA keys only");
+    assertEquals("PKCS8", spec.path("privateKey").path("encoding").asText(), "an unencrypted PKCS#8 key, which the provider reads");
+    Set<String> usages = new HashSet<>();
+    spec.path("usages").forEach(u -> usages.add(u.asText()));
+    assertTrue(usages.containsAll(Set.of("server auth", "client auth")), "each node is TLS server and client of its links: " + usages);
+    assertFalse(spec.path("commonName").asText().isEmpty(), "the nodes' shared name, which the provider compares with its peers'");
+    assertFalse(spec.path("renewBefore").asText().isEmpty(), "cert-manager renews the certificate before it expires");
+
+    JsonNode issuer = certManager("Issuer", spec.path("issuerRef").path("name").asText());
+    String caSecret = issuer.path("spec").path("ca").path("secretName").asText();
+    assertFalse(caSecret.isEmpty(), "the node certificate is issued directly by a CA issuer (the provider accepts no intermediate)");
+    JsonNode ca =
+        base.stream()
+            .filter(o -> o.getKind().equals("Certificate"))
+            .map(o -> Manifests.YAML.<JsonNode>valueToTree(o))
+            .filter(c -> c.path("spec").path("secretName").asText().equals(caSecret))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no Certificate makes the CA issuer's Secret " + caSecret));
+    assertTrue(ca.path("spec").path("isCA").asBoolean(), "the CA issuer's Secret is a CA certificate");
+    certManager("Issuer", ca.path("spec").path("issuerRef").path("name").asText());
+  }
+
+  /** A cert-manager object of the base, as JSON. */
+  private JsonNode certManager(String kind, String name) {
+    HasMetadata object =
+        base.stream()
+            .filter(o -> o.getKind().equals(kind) && o.getMetadata().getName().equals(name))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("the base has no " + kind + " named " + name));
+    assertTrue(object.getApiVersion().startsWith("cert-manager.io/"), kind + "/" + name + " is cert-manager's: " + object.getApiVersion());
+    return Manifests.YAML.<JsonNode>valueToTree(object);
   }
 
   @Test

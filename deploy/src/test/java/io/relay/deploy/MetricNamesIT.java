@@ -28,7 +28,7 @@ class MetricNamesIT {
     rules.path("groups").forEach(g -> g.path("rules").forEach(r -> collect(r.path("expr").asText(), used)));
     assertTrue(used.size() >= 10, "metrics used: " + used);
 
-    try (NodeJvm node = new NodeJvm("metrics").start(Map.of("RELAY_SECRET", "metrics-test-secret-0123456789abcdef"))) {
+    try (NodeJvm node = new NodeJvm("metrics").start(Map.of("RELAY_SECRET", "metrics-test-secret-0123456789abcdef", "RELAY_CLUSTER_TRANSPORT", "tcp"))) {
       node.awaitReady(Duration.ofSeconds(60));
       String exposition = node.get("/metrics").body();
       Set<String> exported = new TreeSet<>();

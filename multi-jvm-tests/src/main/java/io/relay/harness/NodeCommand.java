@@ -70,7 +70,7 @@ public final class NodeCommand {
       Files.deleteIfExists(made);
       List<String> command = plain();
       command.add("-XX:ArchiveClassesAtExit=" + made);
-      try (NodeProcess node = new NodeProcess(config, "class-data", command, List.of(), "ws://127.0.0.1", Map.of("RELAY_DRAIN_DELAY", "100ms"), Map.of())) {
+      try (NodeProcess node = new NodeProcess(config, "class-data", command, List.of(), "ws://127.0.0.1", Map.of("RELAY_DRAIN_DELAY", "100ms", "RELAY_CLUSTER_TRANSPORT", "tcp"), Map.of())) {
         node.awaitReady(ARCHIVE_DEADLINE);
         node.process().terminate();
         node.process().awaitExit(ARCHIVE_DEADLINE);

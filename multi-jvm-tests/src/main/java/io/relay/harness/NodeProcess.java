@@ -1,5 +1,7 @@
 package io.relay.harness;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relay.node.LoopbackPorts;
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
@@ -17,6 +19,7 @@ import java.util.Map;
 
 /** One relay node JVM started from the built jar, on its own loopback ports. */
 public final class NodeProcess implements AutoCloseable {
+  private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   public final String name;
@@ -81,6 +84,22 @@ public final class NodeProcess implements AutoCloseable {
       }
       return isReady();
     }, process::startFailure);
+  }
+
+  /**
+   * The members this node knows and their status ({@code Up}, {@code Joining}...), by address,
+   * from {@code /cluster/members}; empty when the port does not answer.
+   */
+  public Map<String, String> members() {
+    Map<String, String> members = new java.util.TreeMap<>();
+    try {
+      for (JsonNode member : JSON.readTree(get("/cluster/members")).path("members")) {
+        members.put(member.path("node").asText(), member.path("status").asText());
+      }
+    } catch (IOException e) {
+      return Map.of();
+    }
+    return members;
   }
 
   /** A counter or gauge from {@code /metrics}, 0 when absent or unreachable. */

@@ -1,14 +1,22 @@
 package io.relay.harness;
 
+import io.relay.testing.ClusterPki;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * A cluster of node JVMs: started, scaled up and down, crashed and restarted by the harness, and
- * always stopped, by pid, when closed.
+ * always stopped, by pid, when closed. Its nodes' cluster links run over mutual TLS: the cluster
+ * has a CA of its own, made by openssl, and each node a certificate from it in a directory of its
+ * own ({@code RELAY_CLUSTER_TLS_DIR}).
  */
 public final class RelayCluster implements AutoCloseable {
   /** Faster than production (20 s), so a crashed node is downed within a scenario's budget. */
@@ -21,6 +29,8 @@ public final class RelayCluster implements AutoCloseable {
   private final Map<String, String> env;
   private final List<NodeProcess> running = new ArrayList<>();
   private final List<NodeProcess> everStarted = new ArrayList<>();
+  private final Map<NodeProcess, Path> tlsDirs = new HashMap<>();
+  private final ClusterPki pki;
   private int counter;
 
   /**
@@ -31,6 +41,15 @@ public final class RelayCluster implements AutoCloseable {
     this.config = config;
     this.relayUrl = relayUrl;
     this.env = env;
+    try {
+      Path work = Files.createDirectories(config.workDir());
+      this.pki = ClusterPki.create(Files.createTempDirectory(work, "cluster-pki-"), "relay-harness-ca");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   /** Starts {@code n} nodes in parallel as one cluster and waits until all are ready. */
@@ -57,9 +76,49 @@ public final class RelayCluster implements AutoCloseable {
   }
 
   private NodeProcess launch(List<String> seeds) {
-    NodeProcess node = new NodeProcess(config, "node" + (++counter), NodeCommand.java(config), seeds, relayUrl, env, HARNESS_JVM);
+    String name = "node" + (++counter);
+    Path tls = issue(name);
+    Map<String, String> nodeEnv = new HashMap<>(env);
+    nodeEnv.put("RELAY_CLUSTER_TLS_DIR", tls.toString());
+    NodeProcess node = new NodeProcess(config, name, NodeCommand.java(config), seeds, relayUrl, nodeEnv, HARNESS_JVM);
+    everStarted.add(node);
+    tlsDirs.put(node, tls);
+    return node;
+  }
+
+  /**
+   * Starts a node that tries to join the running nodes with {@code settings} on top of the
+   * cluster's (its own cluster TLS settings, say), without waiting for anything; it is stopped
+   * with the cluster.
+   */
+  public NodeProcess launchOutsider(String name, Map<String, String> settings) {
+    Map<String, String> nodeEnv = new HashMap<>(env);
+    nodeEnv.putAll(settings);
+    List<String> seeds = running.stream().map(NodeProcess::address).toList();
+    NodeProcess node = new NodeProcess(config, name, NodeCommand.java(config), seeds, relayUrl, nodeEnv, HARNESS_JVM);
     everStarted.add(node);
     return node;
+  }
+
+  /** The cluster's CA, which issued its nodes' certificates. */
+  public ClusterPki pki() {
+    return pki;
+  }
+
+  /** Where {@code node} reads its cluster certificate, key and CA from. */
+  public Path tlsDir(NodeProcess node) {
+    return tlsDirs.get(node);
+  }
+
+  private Path issue(String name) {
+    try {
+      return pki.issue(pki.dir().resolve(name), ClusterPki.CLUSTER_NAME);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   /** Sends SIGTERM; the node drains and exits on its own. It no longer counts as running. */

@@ -58,6 +58,7 @@ final class SmokeNode implements AutoCloseable {
     env.put("RELAY_PORT_REMOTE", Integer.toString(LoopbackPorts.free()));
     env.put("RELAY_URL", (cert == null ? "ws" : "wss") + "://127.0.0.1:" + relayPort);
     env.put("RELAY_SEED_NODES", "");
+    env.put("RELAY_CLUSTER_TRANSPORT", "tcp"); // a single node: no cluster links to protect
     env.put("RELAY_DRAIN_DELAY", "100ms");
     // W5 waits for its warm-up's access codes to expire: seconds here, not the default half minute
     env.put("RELAY_CODE_TTL", "5s");
