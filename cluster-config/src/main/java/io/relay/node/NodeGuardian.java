@@ -12,7 +12,6 @@ import io.relay.codes.CodeSweep;
 import io.relay.deny.Cancel;
 import io.relay.deny.DenyCapacity;
 import io.relay.deny.DenyList;
-import io.relay.deny.ListChange;
 import io.relay.http.AdminGuard;
 import io.relay.http.HttpApi;
 import io.relay.http.HttpServer;
@@ -53,7 +52,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The node's guardian: it joins a cluster of its own when no seed nodes or discovery are set,
- * spawns the services (codes, deny list, topics, cluster status, the claims, cancels and deny-changes
+ * spawns the services (codes, deny list, topics, cluster status, the claims and cancels
  * channels), starts Pekko Management and Cluster Bootstrap, binds the access and relay ports and
  * registers the drain.
  */
@@ -120,8 +119,6 @@ final class NodeGuardian {
         context.spawn(Topic.create(ClaimAnnouncement.class, "relay-claims"), "claims-channel");
     ActorRef<Topic.Command<Cancel>> cancels =
         context.spawn(Topic.create(Cancel.class, "relay-cancels"), "cancels-channel");
-    ActorRef<Topic.Command<ListChange>> denyChanges =
-        context.spawn(Topic.create(ListChange.class, "relay-deny-changes"), "deny-changes-channel");
     ActorRef<ClusterStatus.Gather> clusterStatus =
         context.spawn(ClusterStatus.create(relay.statusTimeout()), "cluster-status");
     ActorRef<TopicRegistry.Command> registry =
@@ -144,7 +141,7 @@ final class NodeGuardian {
         codeShards::largestShard);
     ActorRef<DenyList.Command> denyList =
         context.spawn(
-            DenyList.create(relay, registry, cancels, denyChanges, () -> Instant.now().getEpochSecond(), state.denyList()),
+            DenyList.create(relay, registry, cancels, () -> Instant.now().getEpochSecond(), state.denyList()),
             "deny-list");
     metrics.gauge("relay_connections", "Open WebSocket connections on this node", directory::size);
     metrics.gauge("relay_topics", "Topics hosted on this node", directory::topicCount);

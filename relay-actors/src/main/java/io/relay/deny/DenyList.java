@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.stream.IntStream;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -33,8 +34,9 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * {@link DenyCapacity#shards()} LWWMaps by hash of the booking id, each kept well under Artery's
  * maximum frame size by the list's capacity.
  *
- * <p>A write goes to a majority, and is then sent ({@link ListChange}) to every node's list, which
- * applies it at once and confirms; the write is answered {@link Outcome#STORED} once every member
+ * <p>A write goes to a majority, and is then sent ({@link ListChange}) straight to the list of
+ * every member that confirms changes (at this list's own path on that node), which applies it at
+ * once and confirms; the write is answered {@link Outcome#STORED} once every member
  * that is Up and reachable from this node has confirmed ({@link Membership#confirmers}), and {@link
  * Outcome#UNCONFIRMED} if one has not within the replication timeout. So once a deny is answered,
  * no reachable member issues a code for the booking or admits one of its connections, and each has
@@ -64,6 +66,9 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   /** Messages the deny list understands. */
   public sealed interface Command {}
+
+  /** What the lists of other nodes send this one ({@link ListChange}). */
+  public non-sealed interface FromOtherNodes extends Command {}
 
   /** Denies (or, with {@code denied = false}, allows) a booking until {@code expiresAt}. */
   public record Set(String bookingId, boolean denied, long expiresAt, ActorRef<Outcome> replyTo)
@@ -103,8 +108,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private record Ignored(Object response) implements Command {}
 
   private record CancelHeard(Cancel cancel) implements Command {}
-
-  private record ChangeHeard(ListChange change) implements Command {}
 
   private record ChangeConfirmed(ListChange.Confirmed confirmed) implements Command {}
 
@@ -158,8 +161,9 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private final DenyCapacity capacity;
   private final ActorRef<TopicRegistry.Command> registry;
   private final ActorRef<Topic.Command<Cancel>> cancels;
-  private final ActorRef<Topic.Command<ListChange>> changes;
   private final ActorRef<ListChange.Confirmed> confirmations;
+  /** This list's path on its node, where every node's list lives. */
+  private final String path;
   private final String selfAddress;
   private final Map<Long, Spreading> spreading = new HashMap<>();
   private long requests;
@@ -176,24 +180,21 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   /**
    * @param cancels the cluster's cancel channel
-   * @param changes the cluster's deny-changes channel
    * @param status where the list reports whether it is read, for readiness and the servers
    */
   public static Behavior<Command> create(
       RelaySettings settings,
       ActorRef<TopicRegistry.Command> registry,
       ActorRef<Topic.Command<Cancel>> cancels,
-      ActorRef<Topic.Command<ListChange>> changes,
       LongSupplier clockSeconds,
       DenyListStatus status) {
-    return create(settings, DenyCapacity.DEFAULT, registry, cancels, changes, clockSeconds, status);
+    return create(settings, DenyCapacity.DEFAULT, registry, cancels, clockSeconds, status);
   }
 
-  /** As {@link #create(RelaySettings, ActorRef, ActorRef, ActorRef, LongSupplier, DenyListStatus)}, with another capacity (tests). */
+  /** As {@link #create(RelaySettings, ActorRef, ActorRef, LongSupplier, DenyListStatus)}, with another capacity (tests). */
   static Behavior<Command> create(
       RelaySettings settings, DenyCapacity capacity, ActorRef<TopicRegistry.Command> registry,
-      ActorRef<Topic.Command<Cancel>> cancels, ActorRef<Topic.Command<ListChange>> changes, LongSupplier clockSeconds,
-      DenyListStatus status) {
+      ActorRef<Topic.Command<Cancel>> cancels, LongSupplier clockSeconds, DenyListStatus status) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
@@ -201,8 +202,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
                     DistributedData.withReplicatorMessageAdapter(
                         (ReplicatorMessageAdapter<Command, LWWMap<String, BookingState>> adapter) ->
                             new DenyList(
-                                context, timers, adapter, settings, capacity, registry, cancels, changes, clockSeconds,
-                                status))));
+                                context, timers, adapter, settings, capacity, registry, cancels, clockSeconds, status))));
   }
 
   private DenyList(
@@ -213,7 +213,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
       DenyCapacity capacity,
       ActorRef<TopicRegistry.Command> registry,
       ActorRef<Topic.Command<Cancel>> cancels,
-      ActorRef<Topic.Command<ListChange>> changes,
       LongSupplier clockSeconds,
       DenyListStatus status) {
     super(context);
@@ -224,7 +223,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     this.capacity = capacity;
     this.registry = registry;
     this.cancels = cancels;
-    this.changes = changes;
+    this.path = context.getSelf().path().toStringWithoutAddress();
     this.confirmations = context.messageAdapter(ListChange.Confirmed.class, ChangeConfirmed::new);
     this.clockSeconds = clockSeconds;
     this.status = status;
@@ -252,7 +251,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
                 context.messageAdapter(ClusterEvent.ReachabilityEvent.class, ReachabilityChanged::new),
                 ClusterEvent.ReachabilityEvent.class));
     cancels.tell(Topic.subscribe(context.messageAdapter(Cancel.class, CancelHeard::new)));
-    changes.tell(Topic.subscribe(context.messageAdapter(ListChange.class, ChangeHeard::new)));
     timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.denySweepInterval());
     timers.startTimerWithFixedDelay(Settle.INSTANCE, DenyView.SETTLE);
   }
@@ -278,7 +276,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
         .onMessage(ListBookings.class, this::onList)
         .onMessage(Changed.class, this::onChanged)
         .onMessage(CancelHeard.class, heard -> onCancelHeard(heard.cancel()))
-        .onMessage(ChangeHeard.class, heard -> onChangeHeard(heard.change()))
+        .onMessage(ListChange.class, this::onChangeHeard)
         .onMessage(ChangeConfirmed.class, confirmed -> onConfirmed(confirmed.confirmed()))
         .onMessage(ConfirmDeadline.class, this::onConfirmDeadline)
         .onMessage(Settle.class, this::onSettle)
@@ -388,12 +386,18 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     return this;
   }
 
-  /** Sends a stored change to every node's list; it is answered when the reachable members confirm. */
+  /**
+   * Sends a stored change to the list of every member that confirms changes, this node's
+   * included; it is answered when the reachable ones have confirmed.
+   */
   private void spread(Set set) {
     long request = ++requests;
     spreading.put(request, new Spreading(set, new java.util.HashSet<>()));
-    changes.tell(
-        Topic.publish(new ListChange(set.bookingId(), new BookingState(set.denied(), set.expiresAt()), request, confirmations)));
+    ListChange change = new ListChange(set.bookingId(), new BookingState(set.denied(), set.expiresAt()), request, confirmations);
+    ActorRefResolver resolver = ActorRefResolver.get(context.getSystem());
+    for (String node : membership.confirmers()) {
+      resolver.<Command>resolveActorRef(node + path).tell(change);
+    }
     timers.startSingleTimer(new ConfirmDeadline(request), settings.replicationTimeout());
     answerIfConfirmed(request, spreading.get(request));
   }
