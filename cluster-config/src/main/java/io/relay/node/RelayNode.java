@@ -37,7 +37,12 @@ public final class RelayNode {
 
   private RelayNode() {}
 
-  /** The settings a node runs with, validated. */
+  /**
+   * The settings a node runs with, validated.
+   *
+   * @param practableOnly the practable relay's settings set in the environment that this relay
+   *     ignores, named in a warning at start
+   */
   record Settings(
       Config config,
       NodeSettings node,
@@ -45,7 +50,8 @@ public final class RelayNode {
       TokenKeys keys,
       RelaySettings relay,
       PortSettings ports,
-      Optional<SslContext> tls) {}
+      Optional<SslContext> tls,
+      List<PractableSettings.Ignored> practableOnly) {}
 
   /**
    * Loads and validates the configuration: {@code overrides} first, then the environment
@@ -54,6 +60,14 @@ public final class RelayNode {
    * @throws io.relay.config.SettingsReader.InvalidSettingException naming the bad key
    */
   static Settings load(Config overrides) {
+    return load(overrides, System.getenv());
+  }
+
+  /**
+   * Loads and validates the configuration as {@link #load(Config)} does; {@code environment} is
+   * looked through for the practable relay's settings that this relay ignores.
+   */
+  static Settings load(Config overrides, Map<String, String> environment) {
     // before the TLS context, the first thing that may make one of Netty's buffers
     BufferChecks.watch();
     Config loaded =
@@ -86,7 +100,15 @@ public final class RelayNode {
                 "pekko.coordinated-shutdown.phases.service-unbind.timeout",
                 millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
     Optional<SslContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
-    return new Settings(cluster.withFallback(bootstrapConfig(node)).withFallback(loaded), node, http, keys, relay, ports, tls);
+    return new Settings(
+        cluster.withFallback(bootstrapConfig(node)).withFallback(loaded),
+        node,
+        http,
+        keys,
+        relay,
+        ports,
+        tls,
+        PractableSettings.found(environment));
   }
 
   /** The node's roles, and that it confirms changes of the deny list ({@link DenyList#CONFIRMS_CHANGES}). */
@@ -153,6 +175,7 @@ public final class RelayNode {
           "Neither RELAY_SECRET nor RELAY_SECRET_FILE is set: DEVELOPMENT MODE. Tokens are checked against the documented "
               + "development key, which anyone can use; binding to loopback only.");
     }
+    PractableSettings.warn(LOG, settings.practableOnly());
     return ActorSystem.create(NodeGuardian.create(settings), "relay", settings.config());
   }
 
