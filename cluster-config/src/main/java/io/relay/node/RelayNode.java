@@ -37,7 +37,12 @@ public final class RelayNode {
 
   private RelayNode() {}
 
-  /** The settings a node runs with, validated. */
+  /**
+   * The settings a node runs with, validated.
+   *
+   * @param practableOnly the practable relay's settings set in the environment that this relay
+   *     ignores, named in a warning at start
+   */
   record Settings(
       Config config,
       NodeSettings node,
@@ -47,7 +52,8 @@ public final class RelayNode {
       PortSettings ports,
       Optional<SslContext> tls,
       ClusterLinks links,
-      Optional<ClusterCertificate> clusterCertificate) {}
+      Optional<ClusterCertificate> clusterCertificate,
+      List<PractableSettings.Ignored> practableOnly) {}
 
   /**
    * Loads and validates the configuration: {@code overrides} first, then the environment
@@ -56,6 +62,14 @@ public final class RelayNode {
    * @throws io.relay.config.SettingsReader.InvalidSettingException naming the bad key
    */
   static Settings load(Config overrides) {
+    return load(overrides, System.getenv());
+  }
+
+  /**
+   * Loads and validates the configuration as {@link #load(Config)} does; {@code environment} is
+   * looked through for the practable relay's settings that this relay ignores.
+   */
+  static Settings load(Config overrides, Map<String, String> environment) {
     // before the TLS context, the first thing that may make one of Netty's buffers
     BufferChecks.watch();
     Config loaded =
@@ -91,7 +105,8 @@ public final class RelayNode {
                 millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
     Optional<SslContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
     Config pekko = cluster.withFallback(links.pekkoConfig(http.secretReloadInterval())).withFallback(bootstrapConfig(node));
-    return new Settings(pekko.withFallback(loaded), node, http, keys, relay, ports, tls, links, clusterCertificate);
+    return new Settings(
+        pekko.withFallback(loaded), node, http, keys, relay, ports, tls, links, clusterCertificate, PractableSettings.found(environment));
   }
 
   /** The node's roles, and that it confirms changes of the deny list ({@link DenyList#CONFIRMS_CHANGES}). */
@@ -159,6 +174,7 @@ public final class RelayNode {
               + "development key, which anyone can use; binding to loopback only.");
     }
     settings.links().announce(LOG, settings.node().host(), settings.node().portRemote(), settings.clusterCertificate(), settings.http().secretReloadInterval());
+    PractableSettings.warn(LOG, settings.practableOnly());
     return ActorSystem.create(NodeGuardian.create(settings), "relay", settings.config());
   }
 

@@ -34,6 +34,11 @@ final class TestNode implements AutoCloseable {
   private final HttpClient http = HttpClient.newHttpClient();
 
   private TestNode(int remotePort, Map<String, Object> overrides) {
+    this(remotePort, overrides, Map.of());
+  }
+
+  /** {@code environment} stands for the process's environment where the node looks beyond its settings. */
+  private TestNode(int remotePort, Map<String, Object> overrides, Map<String, String> environment) {
     this.remotePort = remotePort;
     this.accessPort = (int) overrides.getOrDefault("relay.port-access", freePort());
     this.relayPort = (int) overrides.getOrDefault("relay.port-relay", freePort());
@@ -62,12 +67,23 @@ final class TestNode implements AutoCloseable {
     // several nodes share this JVM's two cores: tolerate the pauses that causes
     settings.putIfAbsent("pekko.cluster.failure-detector.acceptable-heartbeat-pause", "10s");
     Config config = ConfigFactory.parseMap(settings);
-    this.system = RelayNode.start(RelayNode.load(config));
+    this.system = RelayNode.start(RelayNode.load(config, environment));
   }
 
   /** Starts a single-node cluster and waits until it is ready. */
   static TestNode start(Map<String, Object> overrides) {
     TestNode node = new TestNode(freePort(), overrides);
+    node.awaitReady(Duration.ofSeconds(30));
+    return node;
+  }
+
+  /**
+   * Starts a single-node cluster as {@link #start(Map)} does, as if {@code environment} were the
+   * process's environment (the practable variables a node names in a warning), and waits until it
+   * is ready.
+   */
+  static TestNode start(Map<String, Object> overrides, Map<String, String> environment) {
+    TestNode node = new TestNode(freePort(), overrides, environment);
     node.awaitReady(Duration.ofSeconds(30));
     return node;
   }

@@ -7,6 +7,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.relay.topic.ConnectionReport;
 import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,6 +24,8 @@ public final class StatsFrames {
   public static final String STATS_TOPIC = "stats";
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  /** practable's {@code last} of a direction without a message. */
+  static final String NEVER = "Never";
 
   private StatsFrames() {}
 
@@ -49,8 +53,18 @@ public final class StatsFrames {
     }
   }
 
+  /**
+   * One direction as practable writes it: {@code last} a Go duration ({@code "2.5s"}), or {@code
+   * "Never"} for a direction without a message, which practable's Go status client
+   * (pkg/status) parses; a number there would fail its whole frame.
+   */
   private static Map<String, Object> direction(ConnectionReport.Direction d) {
-    return Map.of("last", d.last(), "size", d.size(), "fps", d.fps());
+    return Map.of("last", d.fps() == 0 ? NEVER : goDuration(d.last()), "size", d.size(), "fps", d.fps());
+  }
+
+  /** Seconds as a Go duration string, to the millisecond. */
+  static String goDuration(double seconds) {
+    return BigDecimal.valueOf(seconds).setScale(3, RoundingMode.HALF_UP).stripTrailingZeros().toPlainString() + "s";
   }
 
   /** Whether a message sent on the stats topic is {@code {"cmd":"update"}}. */
