@@ -26,6 +26,11 @@ import java.util.Arrays;
  * (continuations joined), pings answered, the server's close echoed. Every method runs on the
  * loop's thread; {@link #start} and {@link #close} hand themselves over.
  *
+ * <p>Given a silence limit, an open connection from which nothing (no frame, not even a ping: the
+ * relay pings a connection it has sent nothing to for half its {@code RELAY_PING_INTERVAL}) has
+ * arrived for that long is given up as dead (1006) and the client reconnects: what a client must
+ * do to leave a node that is cut off from the network, whose connections end without a sound.
+ *
  * <p>Why one class of over 500 lines: it is one non-blocking client's state machine (the POST for
  * a code, the handshake, frames, the close, the retry) over one socket's channel, key, buffers and
  * deadline, driven from one selector loop's thread; every phase reads and writes that same state,
@@ -46,6 +51,8 @@ final class LoopClient implements SelectorLoop.Ready {
   private final URI relayBase;
   private final ReconnectPolicy policy;
   private final ReconnectingClient.Listener listener;
+  /** How long an open connection may stay silent before it is given up; 0: forever. */
+  private final long silenceMillis;
 
   private volatile boolean stopped;
   private Phase phase = Phase.IDLE;
@@ -53,6 +60,8 @@ final class LoopClient implements SelectorLoop.Ready {
   private SocketChannel channel;
   private SelectionKey key;
   private SelectorLoop.Timer deadline;
+  private SelectorLoop.Timer silenceWatch;
+  private long lastInNanos;
   private String expectedAccept;
   private ByteBuffer in = ByteBuffer.allocate(4096);
   private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
@@ -67,6 +76,14 @@ final class LoopClient implements SelectorLoop.Ready {
    */
   LoopClient(
       SelectorLoop loop, URI access, String topic, String token, URI relayBase, ReconnectPolicy policy, ReconnectingClient.Listener listener) {
+    this(loop, access, topic, token, relayBase, policy, listener, Duration.ZERO);
+  }
+
+  /** @param silence how long an open connection may stay silent before it is given up; zero: forever */
+  LoopClient(
+      SelectorLoop loop, URI access, String topic, String token, URI relayBase, ReconnectPolicy policy, ReconnectingClient.Listener listener,
+      Duration silence) {
+    this.silenceMillis = silence.toMillis();
     this.loop = loop;
     this.access = access;
     this.topic = topic;
@@ -183,6 +200,7 @@ final class LoopClient implements SelectorLoop.Ready {
       buffer.clear();
       int n = channel.read(buffer);
       if (n > 0) {
+        lastInNanos = System.nanoTime();
         buffer.flip();
         append(buffer);
         consume();
@@ -294,7 +312,17 @@ final class LoopClient implements SelectorLoop.Ready {
     messageOpcode = 0;
     messageLength = 0;
     policy.connected();
+    lastInNanos = System.nanoTime();
+    if (silenceMillis > 0) {
+      silenceWatch = loop.every(Math.max(1, silenceMillis / 10), this::checkSilence);
+    }
     listener.onOpen(attempts);
+  }
+
+  private void checkSilence() {
+    if (phase == Phase.OPEN && System.nanoTime() - lastInNanos > silenceMillis * 1_000_000) {
+      closed(1006, "nothing from the server for " + silenceMillis + " ms");
+    }
   }
 
   /** Handles every whole frame in {@link #in}; keeps a partial one for the next read. */
@@ -429,6 +457,10 @@ final class LoopClient implements SelectorLoop.Ready {
   /** Forgets the current socket, its deadline and anything unsent. */
   private void drop() {
     phase = Phase.IDLE;
+    if (silenceWatch != null) {
+      silenceWatch.cancel();
+      silenceWatch = null;
+    }
     if (deadline != null) {
       deadline.cancel();
       deadline = null;

@@ -17,12 +17,17 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** One relay node JVM started from the built jar, on its own loopback ports. */
+/**
+ * One relay node JVM started from the built jar, on its own ports: on loopback, or at its own
+ * address inside a network namespace of a {@link PodNetwork}.
+ */
 public final class NodeProcess implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   public final String name;
+  /** The address the node binds and advertises (RELAY_HOST). */
+  public final String host;
   public final int accessPort = LoopbackPorts.free();
   public final int relayPort = LoopbackPorts.free();
   public final int managementPort = LoopbackPorts.free();
@@ -44,11 +49,29 @@ public final class NodeProcess implements AutoCloseable {
       String relayUrl,
       Map<String, String> extraEnv,
       Map<String, String> jvmProperties) {
+    this(config, name, java, seeds, relayUrl, extraEnv, jvmProperties, null);
+  }
+
+  /**
+   * A node inside {@code slot}'s namespace, bound to its address; on loopback when {@code slot}
+   * is null. The process held is the JVM itself: {@code ip netns exec} enters the namespace and
+   * execs the command in place.
+   */
+  NodeProcess(
+      HarnessConfig config,
+      String name,
+      List<String> java,
+      List<String> seeds,
+      String relayUrl,
+      Map<String, String> extraEnv,
+      Map<String, String> jvmProperties,
+      PodNetwork.Slot slot) {
     this.name = name;
+    this.host = slot == null ? "127.0.0.1" : slot.address();
     Map<String, String> env = new HashMap<>();
     env.put("RELAY_SECRET", Tokens.SECRET);
     env.put("RELAY_AUDIENCE", Tokens.AUDIENCE);
-    env.put("RELAY_HOST", "127.0.0.1");
+    env.put("RELAY_HOST", host);
     env.put("RELAY_PORT_ACCESS", String.valueOf(accessPort));
     env.put("RELAY_PORT_RELAY", String.valueOf(relayPort));
     env.put("RELAY_PORT_MANAGEMENT", String.valueOf(managementPort));
@@ -60,12 +83,12 @@ public final class NodeProcess implements AutoCloseable {
     jvmProperties.forEach((key, value) -> command.add("-D" + key + "=" + value));
     command.addAll(List.of("-jar", config.jar().toAbsolutePath().toString()));
     Path log = config.workDir().resolve(name + "-" + remotePort + ".log");
-    this.process = ManagedProcess.start(name, command, env, log);
+    this.process = ManagedProcess.start(name, slot == null ? command : PodNetwork.launcher(slot, command), env, log);
   }
 
   /** This node's cluster address. */
   public String address() {
-    return "pekko://relay@127.0.0.1:" + remotePort;
+    return "pekko://relay@" + host + ":" + remotePort;
   }
 
   public ManagedProcess process() {
@@ -100,6 +123,22 @@ public final class NodeProcess implements AutoCloseable {
       return Map.of();
     }
     return members;
+  }
+
+  /**
+   * The addresses of the members this node's failure detector reports unreachable, from {@code
+   * /cluster/members}; empty when the port does not answer.
+   */
+  public java.util.Set<String> unreachable() {
+    java.util.Set<String> unreachable = new java.util.TreeSet<>();
+    try {
+      for (JsonNode member : JSON.readTree(get("/cluster/members")).path("unreachable")) {
+        unreachable.add(member.path("node").asText());
+      }
+    } catch (IOException e) {
+      return java.util.Set.of();
+    }
+    return unreachable;
   }
 
   /** A counter or gauge from {@code /metrics}, 0 when absent or unreachable. */
@@ -151,7 +190,7 @@ public final class NodeProcess implements AutoCloseable {
   }
 
   private HttpRequest request(String path) {
-    return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + path)).timeout(Duration.ofSeconds(5)).build();
+    return HttpRequest.newBuilder(URI.create("http://" + host + ":" + managementPort + path)).timeout(Duration.ofSeconds(5)).build();
   }
 
   @Override

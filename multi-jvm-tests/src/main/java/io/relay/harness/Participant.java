@@ -42,12 +42,17 @@ public final class Participant implements ReconnectingClient.Listener, AutoClose
    *     another ingress replica), or null
    */
   Participant(String name, SelectorLoop loop, String accessUrl, URI relayBase, String topic, String token) {
+    this(name, loop, accessUrl, relayBase, topic, token, Duration.ZERO);
+  }
+
+  /** @param silence how long a connection may stay silent before it is given up (zero: forever) */
+  Participant(String name, SelectorLoop loop, String accessUrl, URI relayBase, String topic, String token, Duration silence) {
     this.name = name;
     this.loop = loop;
     this.prefix = topic + " ";
     this.client =
         new LoopClient(
-            loop, URI.create(accessUrl), topic, token, relayBase, new ReconnectPolicy(Duration.ofMillis(100), Duration.ofSeconds(2)), this);
+            loop, URI.create(accessUrl), topic, token, relayBase, new ReconnectPolicy(Duration.ofMillis(100), Duration.ofSeconds(2)), this, silence);
   }
 
   /** The loop this participant's connections run on. */

@@ -50,8 +50,8 @@ public final class Proxy implements AutoCloseable {
           (dir, file) -> List.of("-t", "-q", "-p", dir + "/", "-c", file.toString(), "-e", dir + "/error.log"),
           (dir, file) -> List.of("-p", dir + "/", "-c", file.toString(), "-e", dir + "/error.log"),
           "HUP",
-          node -> "    server 127.0.0.1:" + node.relayPort + " max_fails=0;",
-          node -> "    server 127.0.0.1:" + node.accessPort + ";");
+          node -> "    server " + node.host + ":" + node.relayPort + " max_fails=0;",
+          node -> "    server " + node.host + ":" + node.accessPort + ";");
 
   /**
    * HAProxy with {@code balance uri} and {@code hash-type consistent}, keyed on server ids: the id
@@ -66,8 +66,8 @@ public final class Proxy implements AutoCloseable {
           (dir, file) -> List.of("-c", "-q", "-f", file.toString()),
           (dir, file) -> List.of("-W", "-db", "-f", file.toString()),
           "USR2",
-          node -> "  server relay-" + node.remotePort + " 127.0.0.1:" + node.relayPort + " id " + node.remotePort,
-          node -> "  server access-" + node.remotePort + " 127.0.0.1:" + node.accessPort + " id " + node.remotePort);
+          node -> "  server relay-" + node.remotePort + " " + node.host + ":" + node.relayPort + " id " + node.remotePort,
+          node -> "  server access-" + node.remotePort + " " + node.host + ":" + node.accessPort + " id " + node.remotePort);
 
   public final int relayPort = LoopbackPorts.free();
   public final int accessPort = LoopbackPorts.free();

@@ -16,7 +16,8 @@ import java.util.concurrent.CompletableFuture;
  * A cluster of node JVMs: started, scaled up and down, crashed and restarted by the harness, and
  * always stopped, by pid, when closed. Its nodes' cluster links run over mutual TLS: the cluster
  * has a CA of its own, made by openssl, and each node a certificate from it in a directory of its
- * own ({@code RELAY_CLUSTER_TLS_DIR}).
+ * own ({@code RELAY_CLUSTER_TLS_DIR}). Nodes run on loopback, or each in a network namespace of a
+ * {@link PodNetwork} at an address of its own, where the test can cut their links.
  */
 public final class RelayCluster implements AutoCloseable {
   /** Faster than production (20 s), so a crashed node is downed within a scenario's budget. */
@@ -30,7 +31,9 @@ public final class RelayCluster implements AutoCloseable {
   private final List<NodeProcess> running = new ArrayList<>();
   private final List<NodeProcess> everStarted = new ArrayList<>();
   private final Map<NodeProcess, Path> tlsDirs = new HashMap<>();
+  private final Map<NodeProcess, PodNetwork.Slot> slots = new HashMap<>();
   private final ClusterPki pki;
+  private final PodNetwork network;
   private int counter;
 
   /**
@@ -38,6 +41,12 @@ public final class RelayCluster implements AutoCloseable {
    * @param env RELAY_* settings for every node
    */
   public RelayCluster(HarnessConfig config, String relayUrl, Map<String, String> env) {
+    this(config, relayUrl, env, null);
+  }
+
+  /** A cluster whose nodes each run in a namespace of {@code network}; on loopback if null. */
+  public RelayCluster(HarnessConfig config, String relayUrl, Map<String, String> env, PodNetwork network) {
+    this.network = network;
     this.config = config;
     this.relayUrl = relayUrl;
     this.env = env;
@@ -77,13 +86,51 @@ public final class RelayCluster implements AutoCloseable {
 
   private NodeProcess launch(List<String> seeds) {
     String name = "node" + (++counter);
+    return launch(name, seeds, network == null ? null : network.add(name));
+  }
+
+  private NodeProcess launch(String name, List<String> seeds, PodNetwork.Slot slot) {
     Path tls = issue(name);
     Map<String, String> nodeEnv = new HashMap<>(env);
     nodeEnv.put("RELAY_CLUSTER_TLS_DIR", tls.toString());
-    NodeProcess node = new NodeProcess(config, name, NodeCommand.java(config), seeds, relayUrl, nodeEnv, HARNESS_JVM);
+    NodeProcess node = new NodeProcess(config, name, NodeCommand.java(config), seeds, relayUrl, nodeEnv, HARNESS_JVM, slot);
     everStarted.add(node);
     tlsDirs.put(node, tls);
+    if (slot != null) {
+      slots.put(node, slot);
+    }
     return node;
+  }
+
+  /** Where {@code node} runs in the cluster's {@link PodNetwork}. */
+  public PodNetwork.Slot slot(NodeProcess node) {
+    PodNetwork.Slot slot = slots.get(node);
+    if (slot == null) {
+      throw new IllegalStateException(node + " runs on loopback, not in a network namespace");
+    }
+    return slot;
+  }
+
+  /**
+   * Starts {@code gone} (a node that has exited) again in its namespace, at its address, joining
+   * the running nodes, and waits until it is ready.
+   */
+  public NodeProcess restart(NodeProcess gone) {
+    if (gone.process().isAlive()) {
+      throw new IllegalStateException(gone + " still runs: it cannot be restarted");
+    }
+    NodeProcess node = launch(gone.name, running.stream().map(NodeProcess::address).toList(), slots.get(gone));
+    node.awaitReady(START_TIMEOUT);
+    running.add(node);
+    return node;
+  }
+
+  /**
+   * {@code node} is cut off and no longer counts as running (it is not a seed for new nodes and
+   * not in the proxy's list), though its JVM may still run; it is stopped with the cluster.
+   */
+  public void lose(NodeProcess node) {
+    running.remove(node);
   }
 
   /**

@@ -87,6 +87,7 @@ public final class Traffic implements AutoCloseable {
   private final URI relayBase;
   private final Map<String, Topic> topics = new LinkedHashMap<>();
   private final List<SelectorLoop.Timer> sending = new ArrayList<>();
+  private Duration silence = Duration.ZERO;
 
   /** Traffic that reaches the relay wherever the returned URIs point. */
   public Traffic(String accessUrl) {
@@ -100,6 +101,15 @@ public final class Traffic implements AutoCloseable {
     for (int i = 0; i < LOOPS; i++) {
       loops.add(new SelectorLoop("traffic-" + i, 1000, () -> {}));
     }
+  }
+
+  /**
+   * Participants added from now on give up a connection from which nothing arrived for {@code
+   * limit} and reconnect (see {@link LoopClient}); zero, the default: they wait for the close.
+   */
+  public Traffic silence(Duration limit) {
+    this.silence = limit;
+    return this;
   }
 
   /** Adds topics {@code prefix-0..n-1}, each with a writer and {@code readers} readers. */
@@ -118,7 +128,7 @@ public final class Traffic implements AutoCloseable {
   /** A participant of this traffic's access URL and ingress. */
   public Participant participant(String topic, String name, String bookingId, String... scopes) {
     SelectorLoop loop = loops.get(participants++ % loops.size());
-    return new Participant(name, loop, accessUrl, relayBase, topic, Tokens.booked(topic, bookingId, scopes));
+    return new Participant(name, loop, accessUrl, relayBase, topic, Tokens.booked(topic, bookingId, scopes), silence);
   }
 
   /**

@@ -17,7 +17,7 @@ final class TrafficScenario {
   private static final int FRAMES_AROUND_THE_EVENT = 20;
 
   /** What an event and the checks after it work with. */
-  record Run(Proxy proxy, RelayCluster cluster, Traffic traffic, Scenario scenario) {
+  record Run(Proxy proxy, RelayCluster cluster, Traffic traffic, Scenario scenario, PodNetwork network) {
     /**
      * Waits until every topic is on exactly one node with all its participants and {@code also}
      * holds of the cluster's view; records the convergence time since {@code event} (nanoTime).
@@ -27,7 +27,7 @@ final class TrafficScenario {
       scenario.convergence((System.nanoTime() - event) / 1_000_000);
     }
 
-    private boolean converged(Predicate<ClusterView.Snapshot> also) {
+    boolean converged(Predicate<ClusterView.Snapshot> also) {
       ClusterView.Snapshot now = ClusterView.status(proxy.accessUrl());
       return now.converged(ScenarioAssertions.expected(traffic)) && also.test(now);
     }
@@ -48,6 +48,8 @@ final class TrafficScenario {
   private Duration framePeriod = Duration.ofMillis(50);
   private Duration connectWithin = Duration.ofSeconds(60);
   private Duration settle = Duration.ofSeconds(1);
+  private boolean podNetwork;
+  private Duration silence = Duration.ZERO;
 
   TrafficScenario(String name, String proxyKind) {
     this.scenario = new Scenario(config, name, proxyKind);
@@ -75,6 +77,21 @@ final class TrafficScenario {
     return this;
   }
 
+  /**
+   * Runs the nodes each in a network namespace of a {@link PodNetwork}, at addresses of their own,
+   * where the event can cut their links; the caller checks {@link PodNetwork#unavailable} first.
+   */
+  TrafficScenario podNetwork() {
+    this.podNetwork = true;
+    return this;
+  }
+
+  /** Clients give up a connection silent for {@code limit} and reconnect ({@link Traffic#silence}). */
+  TrafficScenario clientSilence(Duration limit) {
+    this.silence = limit;
+    return this;
+  }
+
   /** How long, at most, readers may take to get their topics' last frames once sending stops. */
   TrafficScenario settle(Duration lastFrames) {
     this.settle = lastFrames;
@@ -97,11 +114,12 @@ final class TrafficScenario {
   void run(Consumer<Run> event, Consumer<Run> checks) {
     long started = System.nanoTime();
     boolean passed = false;
-    try (Proxy proxy = Proxy.of(proxyKind, config);
-        RelayCluster cluster = new RelayCluster(config, proxy.relayUrl(), env).start(nodes);
-        Traffic traffic = new Traffic(proxy.accessUrl())) {
+    try (PodNetwork network = podNetwork ? PodNetwork.create() : null;
+        Proxy proxy = Proxy.of(proxyKind, config);
+        RelayCluster cluster = new RelayCluster(config, proxy.relayUrl(), env, network).start(nodes);
+        Traffic traffic = new Traffic(proxy.accessUrl()).silence(silence)) {
       proxy.start(cluster.running());
-      Run run = new Run(proxy, cluster, traffic, scenario);
+      Run run = new Run(proxy, cluster, traffic, scenario, network);
       long connecting = System.nanoTime();
       traffic.topics(prefix, topics, readers).connect(connectWithin);
       scenario.put("all_connected_after_ms", (System.nanoTime() - connecting) / 1_000_000);
