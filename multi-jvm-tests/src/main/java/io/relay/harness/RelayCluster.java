@@ -16,7 +16,9 @@ import java.util.concurrent.CompletableFuture;
  * A cluster of node JVMs: started, scaled up and down, crashed and restarted by the harness, and
  * always stopped, by pid, when closed. Its nodes' cluster links run over mutual TLS: the cluster
  * has a CA of its own, made by openssl, and each node a certificate from it in a directory of its
- * own ({@code RELAY_CLUSTER_TLS_DIR}).
+ * own ({@code RELAY_CLUSTER_TLS_DIR}); or, in a cluster made {@link #onPlainLinks}, over plain TCP,
+ * which every build can join. Its nodes are of the current build unless started from another
+ * ({@link NodeBuild}).
  */
 public final class RelayCluster implements AutoCloseable {
   /** Faster than production (20 s), so a crashed node is downed within a scenario's budget. */
@@ -30,7 +32,10 @@ public final class RelayCluster implements AutoCloseable {
   private final List<NodeProcess> running = new ArrayList<>();
   private final List<NodeProcess> everStarted = new ArrayList<>();
   private final Map<NodeProcess, Path> tlsDirs = new HashMap<>();
+  private final Map<NodeProcess, NodeBuild> builds = new HashMap<>();
   private final ClusterPki pki;
+  private final NodeBuild build;
+  private final boolean tlsLinks;
   private int counter;
 
   /**
@@ -38,9 +43,27 @@ public final class RelayCluster implements AutoCloseable {
    * @param env RELAY_* settings for every node
    */
   public RelayCluster(HarnessConfig config, String relayUrl, Map<String, String> env) {
+    this(config, relayUrl, env, NodeBuild.current(config), true);
+  }
+
+  /**
+   * A cluster whose links are plain TCP ({@code RELAY_CLUSTER_TRANSPORT=tcp}), as the links of
+   * release 0.2.0 are: nodes of that release and of the current build can be members together.
+   *
+   * @param build the build {@link #start} and {@link #scaleUp()} start nodes of
+   */
+  public static RelayCluster onPlainLinks(HarnessConfig config, String relayUrl, Map<String, String> env, NodeBuild build) {
+    Map<String, String> plain = new HashMap<>(env);
+    plain.put("RELAY_CLUSTER_TRANSPORT", "tcp");
+    return new RelayCluster(config, relayUrl, plain, build, false);
+  }
+
+  private RelayCluster(HarnessConfig config, String relayUrl, Map<String, String> env, NodeBuild build, boolean tlsLinks) {
     this.config = config;
     this.relayUrl = relayUrl;
     this.env = env;
+    this.build = build;
+    this.tlsLinks = tlsLinks;
     try {
       Path work = Files.createDirectories(config.workDir());
       this.pki = ClusterPki.create(Files.createTempDirectory(work, "cluster-pki-"), "relay-harness-ca");
@@ -55,10 +78,10 @@ public final class RelayCluster implements AutoCloseable {
   /** Starts {@code n} nodes in parallel as one cluster and waits until all are ready. */
   public RelayCluster start(int n) {
     List<NodeProcess> started = new ArrayList<>();
-    NodeProcess first = launch(List.of());
+    NodeProcess first = launch(List.of(), build);
     started.add(first);
     for (int i = 1; i < n; i++) {
-      started.add(launch(List.of(first.address())));
+      started.add(launch(List.of(first.address()), build));
     }
     CompletableFuture.allOf(
             started.stream().map(node -> CompletableFuture.runAsync(() -> node.awaitReady(START_TIMEOUT))).toArray(CompletableFuture[]::new))
@@ -69,21 +92,38 @@ public final class RelayCluster implements AutoCloseable {
 
   /** Starts one more node, joining the running ones, and waits until it is ready. */
   public NodeProcess scaleUp() {
-    NodeProcess node = launch(running.stream().map(NodeProcess::address).toList());
+    return scaleUp(build);
+  }
+
+  /** Starts one more node of {@code nodeBuild}, joining the running ones, and waits until it is ready. */
+  public NodeProcess scaleUp(NodeBuild nodeBuild) {
+    NodeProcess node = launch(running.stream().map(NodeProcess::address).toList(), nodeBuild);
     node.awaitReady(START_TIMEOUT);
     running.add(node);
     return node;
   }
 
-  private NodeProcess launch(List<String> seeds) {
+  private NodeProcess launch(List<String> seeds, NodeBuild nodeBuild) {
     String name = "node" + (++counter);
-    Path tls = issue(name);
     Map<String, String> nodeEnv = new HashMap<>(env);
-    nodeEnv.put("RELAY_CLUSTER_TLS_DIR", tls.toString());
-    NodeProcess node = new NodeProcess(config, name, NodeCommand.java(config), seeds, relayUrl, nodeEnv, HARNESS_JVM);
+    nodeEnv.putAll(nodeBuild.env());
+    Path tls = tlsLinks ? issue(name) : null;
+    if (tls != null) {
+      nodeEnv.put("RELAY_CLUSTER_TLS_DIR", tls.toString());
+    }
+    HarnessConfig nodeConfig = config.withJar(nodeBuild.jar());
+    NodeProcess node = new NodeProcess(nodeConfig, name, NodeCommand.java(nodeConfig), seeds, relayUrl, nodeEnv, HARNESS_JVM);
     everStarted.add(node);
-    tlsDirs.put(node, tls);
+    builds.put(node, nodeBuild);
+    if (tls != null) {
+      tlsDirs.put(node, tls);
+    }
     return node;
+  }
+
+  /** The build {@code node} was started from. */
+  public NodeBuild buildOf(NodeProcess node) {
+    return builds.get(node);
   }
 
   /**

@@ -42,6 +42,8 @@ final class TrafficScenario {
   private final String proxyKind;
   private int nodes = 3;
   private Map<String, String> env = Map.of();
+  /** The build the cluster starts with, on plain TCP links; null: the current build over TLS. */
+  private NodeBuild plainLinksBuild;
   private String prefix;
   private int topics;
   private int readers = 1;
@@ -57,6 +59,15 @@ final class TrafficScenario {
   TrafficScenario nodes(int n, Map<String, String> nodeEnv) {
     this.nodes = n;
     this.env = nodeEnv;
+    return this;
+  }
+
+  /**
+   * The cluster starts with nodes of {@code build}, its links plain TCP ({@link
+   * RelayCluster#onPlainLinks}), so that nodes of another build can join it.
+   */
+  TrafficScenario plainLinks(NodeBuild build) {
+    this.plainLinksBuild = build;
     return this;
   }
 
@@ -86,6 +97,17 @@ final class TrafficScenario {
     return scenario;
   }
 
+  private RelayCluster cluster(Proxy proxy) {
+    return plainLinksBuild == null
+        ? new RelayCluster(config, proxy.relayUrl(), env)
+        : RelayCluster.onPlainLinks(config, proxy.relayUrl(), env, plainLinksBuild);
+  }
+
+  /** Where the harness finds the jars and writes, for a scenario that builds another release. */
+  HarnessConfig config() {
+    return config;
+  }
+
   void run(Consumer<Run> event) {
     run(event, run -> {});
   }
@@ -98,7 +120,7 @@ final class TrafficScenario {
     long started = System.nanoTime();
     boolean passed = false;
     try (Proxy proxy = Proxy.of(proxyKind, config);
-        RelayCluster cluster = new RelayCluster(config, proxy.relayUrl(), env).start(nodes);
+        RelayCluster cluster = cluster(proxy).start(nodes);
         Traffic traffic = new Traffic(proxy.accessUrl())) {
       proxy.start(cluster.running());
       Run run = new Run(proxy, cluster, traffic, scenario);
