@@ -1,17 +1,23 @@
 package io.relay.harness;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.testing.Await;
+import io.relay.testing.ClusterPki;
 import io.relay.testing.Tokens;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,7 +41,9 @@ import org.junit.jupiter.api.Test;
  * on a new node answers 204 without waiting for the old ones, which refuse the booking once
  * replication brings it. At the end the
  * deny taken on the old nodes still holds on the new ones, every member is of the current build,
- * and nothing was lost, duplicated or reordered outside reconnect windows.
+ * nothing was lost, duplicated or reordered outside reconnect windows, and a node of the current
+ * build on TLS links does not join the upgraded cluster (so the links move to TLS otherwise than by
+ * a rolling restart).
  */
 class RollingUpgradeIT {
   /** The booking denied on a node of the release before the upgrade. */
@@ -47,6 +55,9 @@ class RollingUpgradeIT {
   private static final Duration ANSWER = Duration.ofSeconds(10);
   private static final Duration STEP = Duration.ofSeconds(60);
   private static final int FRAMES_PER_STEP = 10;
+  private static final Duration JOIN_ATTEMPTS = Duration.ofSeconds(60);
+  /** What a node logs once two rounds of asking its seed nodes to let it join went unanswered. */
+  private static final String JOIN_FAILED = "Couldn't join seed nodes after [2] attempts";
   private final HttpClient http = HttpClient.newHttpClient();
 
   @Test
@@ -105,7 +116,41 @@ class RollingUpgradeIT {
         assertEquals(400, code.statusCode(), node + " refuses a code for the booking denied on " + previous.name() + ": " + code.body());
       }
       assertTrue(run.traffic().allConnected(), "everyone is connected at the end");
+      aNodeOnTlsLinksDoesNotJoin(run.cluster());
     });
+  }
+
+  /**
+   * Why the links move to TLS by a cluster stood up beside, not by a rolling restart: a node of the
+   * current build on TLS links, with a certificate of a CA, never joins the upgraded cluster on
+   * plain links.
+   */
+  private void aNodeOnTlsLinksDoesNotJoin(RelayCluster cluster) {
+    Path tls;
+    try {
+      tls = cluster.pki().issue(cluster.pki().dir().resolve("tls-links"), ClusterPki.CLUSTER_NAME);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+    try (NodeProcess outsider = cluster.launchOutsider("tls-links", Map.of("RELAY_CLUSTER_TRANSPORT", "", "RELAY_CLUSTER_TLS_DIR", tls.toString()))) {
+      Await.until(outsider.name + " (TLS links) reports that the members on plain links did not let it join", JOIN_ATTEMPTS,
+          () -> log(outsider).contains(JOIN_FAILED), () -> outsider.process().startFailure());
+      for (NodeProcess member : cluster.running()) {
+        assertFalse(member.members().containsKey(outsider.address()), member + " does not list the node on TLS links: " + member.members());
+      }
+      assertFalse(outsider.isReady(), "the node on TLS links is not ready");
+    }
+  }
+
+  private static String log(NodeProcess node) {
+    try {
+      return Files.readString(node.process().log(), StandardCharsets.ISO_8859_1);
+    } catch (IOException e) {
+      return "";
+    }
   }
 
   /** A code issued by a node of one build opens a connection at a node of the other, both ways. */
