@@ -11,6 +11,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -29,17 +30,18 @@ import java.util.Map;
 public final class NodeCommand {
   private static final List<String> OPTIONS = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
   private static final Duration ARCHIVE_DEADLINE = Duration.ofSeconds(60);
-  /** Where this JVM's nodes map their classes from, once looked up or made. */
-  private static Path archive;
+  /** Where this JVM's nodes map their classes from, by jar, once looked up or made. */
+  private static final Map<Path, Path> ARCHIVES = new HashMap<>();
 
   private NodeCommand() {}
 
-  /** {@code java} and its options for a node, up to (not including) {@code -jar}. */
+  /**
+   * {@code java} and its options for a node of {@code config.jar()}, up to (not including) {@code
+   * -jar}: each jar (the current build, an earlier release's) has an archive of its own.
+   */
   public static synchronized List<String> java(HarnessConfig config) {
     List<String> command = plain();
-    if (archive == null) {
-      archive = lookUpOrMake(config);
-    }
+    Path archive = ARCHIVES.computeIfAbsent(config.jar().toAbsolutePath(), jar -> lookUpOrMake(config));
     if (Files.isRegularFile(archive)) {
       command.add("-XX:SharedArchiveFile=" + archive.toAbsolutePath());
     }

@@ -141,6 +141,24 @@ public final class NodeProcess implements AutoCloseable {
     return unreachable;
   }
 
+  /**
+   * The cluster roles of each member this node knows, by address, from {@code /cluster/members};
+   * empty when the port does not answer.
+   */
+  public Map<String, java.util.Set<String>> memberRoles() {
+    Map<String, java.util.Set<String>> roles = new java.util.TreeMap<>();
+    try {
+      for (JsonNode member : JSON.readTree(get("/cluster/members")).path("members")) {
+        java.util.Set<String> of = new java.util.TreeSet<>();
+        member.path("roles").forEach(role -> of.add(role.asText()));
+        roles.put(member.path("node").asText(), of);
+      }
+    } catch (IOException e) {
+      return Map.of();
+    }
+    return roles;
+  }
+
   /** A counter or gauge from {@code /metrics}, 0 when absent or unreachable. */
   public double metric(String sample) {
     String body = get("/metrics");

@@ -16,8 +16,10 @@ import java.util.concurrent.CompletableFuture;
  * A cluster of node JVMs: started, scaled up and down, crashed and restarted by the harness, and
  * always stopped, by pid, when closed. Its nodes' cluster links run over mutual TLS: the cluster
  * has a CA of its own, made by openssl, and each node a certificate from it in a directory of its
- * own ({@code RELAY_CLUSTER_TLS_DIR}). Nodes run on loopback, or each in a network namespace of a
- * {@link PodNetwork} at an address of its own, where the test can cut their links.
+ * own ({@code RELAY_CLUSTER_TLS_DIR}); or, in a cluster made {@link #onPlainLinks}, over plain TCP,
+ * which every build can join. Its nodes are of the current build unless started from another
+ * ({@link NodeBuild}). Nodes run on loopback, or each in a network namespace of a {@link
+ * PodNetwork} at an address of its own, where the test can cut their links.
  */
 public final class RelayCluster implements AutoCloseable {
   /** Faster than production (20 s), so a crashed node is downed within a scenario's budget. */
@@ -32,8 +34,11 @@ public final class RelayCluster implements AutoCloseable {
   private final List<NodeProcess> everStarted = new ArrayList<>();
   private final Map<NodeProcess, Path> tlsDirs = new HashMap<>();
   private final Map<NodeProcess, PodNetwork.Slot> slots = new HashMap<>();
+  private final Map<NodeProcess, NodeBuild> builds = new HashMap<>();
   private final ClusterPki pki;
   private final PodNetwork network;
+  private final NodeBuild build;
+  private final boolean tlsLinks;
   private int counter;
 
   /**
@@ -46,7 +51,26 @@ public final class RelayCluster implements AutoCloseable {
 
   /** A cluster whose nodes each run in a namespace of {@code network}; on loopback if null. */
   public RelayCluster(HarnessConfig config, String relayUrl, Map<String, String> env, PodNetwork network) {
+    this(config, relayUrl, env, network, NodeBuild.current(config), true);
+  }
+
+  /**
+   * A cluster whose links are plain TCP ({@code RELAY_CLUSTER_TRANSPORT=tcp}), as the links of
+   * release 0.2.0 are: nodes of that release and of the current build can be members together.
+   *
+   * @param build the build {@link #start} and {@link #scaleUp()} start nodes of
+   */
+  public static RelayCluster onPlainLinks(HarnessConfig config, String relayUrl, Map<String, String> env, NodeBuild build) {
+    Map<String, String> plain = new HashMap<>(env);
+    plain.put("RELAY_CLUSTER_TRANSPORT", "tcp");
+    return new RelayCluster(config, relayUrl, plain, null, build, false);
+  }
+
+  private RelayCluster(
+      HarnessConfig config, String relayUrl, Map<String, String> env, PodNetwork network, NodeBuild build, boolean tlsLinks) {
     this.network = network;
+    this.build = build;
+    this.tlsLinks = tlsLinks;
     this.config = config;
     this.relayUrl = relayUrl;
     this.env = env;
@@ -64,10 +88,10 @@ public final class RelayCluster implements AutoCloseable {
   /** Starts {@code n} nodes in parallel as one cluster and waits until all are ready. */
   public RelayCluster start(int n) {
     List<NodeProcess> started = new ArrayList<>();
-    NodeProcess first = launch(List.of());
+    NodeProcess first = launch(List.of(), build);
     started.add(first);
     for (int i = 1; i < n; i++) {
-      started.add(launch(List.of(first.address())));
+      started.add(launch(List.of(first.address()), build));
     }
     CompletableFuture.allOf(
             started.stream().map(node -> CompletableFuture.runAsync(() -> node.awaitReady(START_TIMEOUT))).toArray(CompletableFuture[]::new))
@@ -78,28 +102,45 @@ public final class RelayCluster implements AutoCloseable {
 
   /** Starts one more node, joining the running ones, and waits until it is ready. */
   public NodeProcess scaleUp() {
-    NodeProcess node = launch(running.stream().map(NodeProcess::address).toList());
+    return scaleUp(build);
+  }
+
+  /** Starts one more node of {@code nodeBuild}, joining the running ones, and waits until it is ready. */
+  public NodeProcess scaleUp(NodeBuild nodeBuild) {
+    NodeProcess node = launch(running.stream().map(NodeProcess::address).toList(), nodeBuild);
     node.awaitReady(START_TIMEOUT);
     running.add(node);
     return node;
   }
 
-  private NodeProcess launch(List<String> seeds) {
+  private NodeProcess launch(List<String> seeds, NodeBuild nodeBuild) {
     String name = "node" + (++counter);
-    return launch(name, seeds, network == null ? null : network.add(name));
+    return launch(name, seeds, network == null ? null : network.add(name), nodeBuild);
   }
 
-  private NodeProcess launch(String name, List<String> seeds, PodNetwork.Slot slot) {
-    Path tls = issue(name);
+  private NodeProcess launch(String name, List<String> seeds, PodNetwork.Slot slot, NodeBuild nodeBuild) {
     Map<String, String> nodeEnv = new HashMap<>(env);
-    nodeEnv.put("RELAY_CLUSTER_TLS_DIR", tls.toString());
-    NodeProcess node = new NodeProcess(config, name, NodeCommand.java(config), seeds, relayUrl, nodeEnv, HARNESS_JVM, slot);
+    nodeEnv.putAll(nodeBuild.env());
+    Path tls = tlsLinks ? issue(name) : null;
+    if (tls != null) {
+      nodeEnv.put("RELAY_CLUSTER_TLS_DIR", tls.toString());
+    }
+    HarnessConfig nodeConfig = config.withJar(nodeBuild.jar());
+    NodeProcess node = new NodeProcess(nodeConfig, name, NodeCommand.java(nodeConfig), seeds, relayUrl, nodeEnv, HARNESS_JVM, slot);
     everStarted.add(node);
-    tlsDirs.put(node, tls);
+    builds.put(node, nodeBuild);
+    if (tls != null) {
+      tlsDirs.put(node, tls);
+    }
     if (slot != null) {
       slots.put(node, slot);
     }
     return node;
+  }
+
+  /** The build {@code node} was started from. */
+  public NodeBuild buildOf(NodeProcess node) {
+    return builds.get(node);
   }
 
   /** Where {@code node} runs in the cluster's {@link PodNetwork}. */
@@ -119,7 +160,7 @@ public final class RelayCluster implements AutoCloseable {
     if (gone.process().isAlive()) {
       throw new IllegalStateException(gone + " still runs: it cannot be restarted");
     }
-    NodeProcess node = launch(gone.name, running.stream().map(NodeProcess::address).toList(), slots.get(gone));
+    NodeProcess node = launch(gone.name, running.stream().map(NodeProcess::address).toList(), slots.get(gone), builds.get(gone));
     node.awaitReady(START_TIMEOUT);
     running.add(node);
     return node;

@@ -19,7 +19,7 @@ class ScenarioReportTest {
 
   @Test
   void aScenarioRunTwiceIsReportedOnceAndLoggedTwice() throws Exception {
-    HarnessConfig config = new HarnessConfig(dir.resolve("relay.jar"), dir, dir.resolve("work"), dir.resolve("report"));
+    HarnessConfig config = new HarnessConfig(dir.resolve("relay.jar"), dir, dir.resolve("work"), dir.resolve("report"), dir, dir.resolve("builds"));
 
     ScenarioReport.record(config, result(951));
     ScenarioReport.record(config, result(1792));

@@ -50,6 +50,8 @@ final class TrafficScenario {
   private Duration settle = Duration.ofSeconds(1);
   private boolean podNetwork;
   private Duration silence = Duration.ZERO;
+  /** The build the cluster starts with, on plain TCP links; null: the current build over TLS. */
+  private NodeBuild plainLinksBuild;
 
   TrafficScenario(String name, String proxyKind) {
     this.scenario = new Scenario(config, name, proxyKind);
@@ -92,10 +94,34 @@ final class TrafficScenario {
     return this;
   }
 
+  /**
+   * The cluster starts with nodes of {@code build}, its links plain TCP ({@link
+   * RelayCluster#onPlainLinks}), so that nodes of another build can join it.
+   */
+  TrafficScenario plainLinks(NodeBuild build) {
+    this.plainLinksBuild = build;
+    return this;
+  }
+
   /** How long, at most, readers may take to get their topics' last frames once sending stops. */
   TrafficScenario settle(Duration lastFrames) {
     this.settle = lastFrames;
     return this;
+  }
+
+  private RelayCluster cluster(Proxy proxy, PodNetwork network) {
+    if (plainLinksBuild == null) {
+      return new RelayCluster(config, proxy.relayUrl(), env, network);
+    }
+    if (network != null) {
+      throw new IllegalStateException("a cluster on plain links runs on loopback");
+    }
+    return RelayCluster.onPlainLinks(config, proxy.relayUrl(), env, plainLinksBuild);
+  }
+
+  /** Where the harness finds the jars and writes, for a scenario that builds another release. */
+  HarnessConfig config() {
+    return config;
   }
 
   /** The scenario's report entry, for figures of the test's own. */
@@ -116,7 +142,7 @@ final class TrafficScenario {
     boolean passed = false;
     try (PodNetwork network = podNetwork ? PodNetwork.create() : null;
         Proxy proxy = Proxy.of(proxyKind, config);
-        RelayCluster cluster = new RelayCluster(config, proxy.relayUrl(), env, network).start(nodes);
+        RelayCluster cluster = cluster(proxy, network).start(nodes);
         Traffic traffic = new Traffic(proxy.accessUrl()).silence(silence)) {
       proxy.start(cluster.running());
       Run run = new Run(proxy, cluster, traffic, scenario, network);
