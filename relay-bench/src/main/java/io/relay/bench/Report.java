@@ -25,9 +25,10 @@ import org.jfree.data.xy.XYSeriesCollection;
 
 /**
  * Writes docs/benchmarks.md and its charts from the results of {@code relay-bench/run}: {@code
- * java -Djava.awt.headless=true -cp relay-bench.jar io.relay.bench.Report OUT DOC NOTES}. The
- * page opens with the results against nchan and the goals, one row each, then each workload's
- * tables; NOTES (the page of profiles, settings and measured changes) is linked, not copied.
+ * java -Djava.awt.headless=true -cp relay-bench.jar io.relay.bench.Report OUT DOC [NOTES [README]]}.
+ * The page opens with the results against nchan and the goals, one row each, then each
+ * workload's tables; NOTES (the page of profiles, settings and measured changes) is linked, not
+ * copied; README's results table is written from the same rows ({@link ReadmeResults}).
  *
  * <p>Why one class of over 300 lines: it is the page, section by section in the order it is read
  * (the summary that opens it is filled by the sections below it); the tables and charts the
@@ -44,7 +45,7 @@ public final class Report {
     summary.setLength(0);
     Path out = Path.of(args[0]);
     Path doc = Path.of(args[1]);
-    Path notes = args.length > 2 ? Path.of(args[2]) : null;
+    Path notes = args.length > 2 && !args[2].isEmpty() ? Path.of(args[2]) : null;
     List<Map<String, Object>> rows = jsonLines(out.resolve("results.jsonl"));
     List<Map<String, Object>> tls = new ArrayList<>();
     for (Map<String, Object> row : rows) if ("wss".equals(row.get("transport"))) tls.add(row);
@@ -257,6 +258,10 @@ public final class Report {
             + "\n"
             + NodeGeneratorSection.comparison(plain, node);
     Files.writeString(doc, intro + results + md);
+    if (args.length > 3) {
+      Path readme = Path.of(args[3]);
+      ReadmeResults.write(readme, summary.toString(), readme.toAbsolutePath().getParent().relativize(doc.toAbsolutePath()).toString().replace('\\', '/'));
+    }
   }
 
   /** W5's table: one row per run. */

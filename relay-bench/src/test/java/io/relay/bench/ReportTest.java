@@ -39,6 +39,29 @@ class ReportTest {
   }
 
   @Test
+  void theReadmesResultsTableIsWrittenFromTheSameRunBetweenItsMarkersAndNothingElseChanges() throws Exception {
+    Path out = Files.createDirectories(dir.resolve("out"));
+    Path docs = Files.createDirectories(dir.resolve("docs"));
+    Files.writeString(out.resolve("iperf3.json"), "{\"end\":{\"sum_received\":{\"bits_per_second\":3.2e10}}}");
+    Files.write(out.resolve("results.jsonl"), List.of(
+        row("W1", "relay", 1.0, 26, 103), row("W1", "nchan-2w", 0.5, 15, 103),
+        row("W3", "relay", 3.5, 108, 1100), row("W3", "nchan-1w", 1.6, 96, 1640)));
+    Path readme = Files.writeString(dir.resolve("README.md"),
+        "# Relay\n\nBefore.\n\n" + ReadmeResults.START + "\nan old table\n" + ReadmeResults.END + "\n\nAfter.\n");
+
+    Report.main(new String[] {out.toString(), docs.resolve("benchmarks.md").toString(), "", readme.toString()});
+
+    String text = Files.readString(readme);
+    assertTrue(text.startsWith("# Relay\n\nBefore.\n\n" + ReadmeResults.START + "\n"), text);
+    assertTrue(text.endsWith(ReadmeResults.END + "\n\nAfter.\n"), text);
+    assertFalse(text.contains("an old table"), text);
+    assertTrue(text.contains("| W1 p99 ms | relay | 1 | nchan 0.500 | 2.00 | <= 1.2 | **not met** |"), text);
+    assertTrue(text.contains("| W3 delivered MB/s | relay | 1100 | nchan 1640 | 0.67 | >= 1.0 | **not met** |"), text);
+    assertFalse(text.contains("loopback TCP"), "only rows against nchan or a goal: " + text);
+    assertTrue(text.contains("[docs/benchmarks.md](docs/benchmarks.md)"), "the page is linked: " + text);
+  }
+
+  @Test
   void wssRunsAreComparedWithNginxOverTlsAndNotMixedIntoThePlainOnes() throws Exception {
     Path out = Files.createDirectories(dir.resolve("out"));
     Files.writeString(out.resolve("iperf3.json"), "{\"end\":{\"sum_received\":{\"bits_per_second\":3.2e10}}}");
