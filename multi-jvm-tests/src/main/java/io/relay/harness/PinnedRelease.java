@@ -45,6 +45,32 @@ public record PinnedRelease(String version, String commit, Map<String, String> e
   private static final Duration MAVEN_DEADLINE = Duration.ofMinutes(15);
   private static final List<String> MAVEN = List.of("mvn", "-B", "-q", "-DskipTests", "package", "-pl", "cluster-config", "-am");
 
+  /**
+   * Why this release cannot be built here, or null if it can: its jar is kept already, or its
+   * commit is in the repository's history (a shallow clone may not have it).
+   */
+  public String unavailable(HarnessConfig config) {
+    if (Files.isRegularFile(config.builds().resolve(commit).resolve("relay.jar"))) {
+      return null;
+    }
+    Path repository = config.repository().toAbsolutePath().normalize();
+    try {
+      Process git = new ProcessBuilder("git", "-C", repository.toString(), "cat-file", "-e", commit + "^{commit}").redirectErrorStream(true).start();
+      git.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
+      if (git.waitFor(GIT_DEADLINE.toSeconds(), java.util.concurrent.TimeUnit.SECONDS) && git.exitValue() == 0) {
+        return null;
+      }
+      git.destroyForcibly();
+    } catch (IOException e) {
+      return "git cannot be run here (" + e.getMessage() + "), and release " + version + " is built from this repository's history";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+    return "commit " + commit + " (release " + version + ") is not in the history of " + repository
+        + " (a shallow clone?): fetch the full history (git fetch --unshallow origin) to run the upgrade from it";
+  }
+
   /** Its node build, its jar built first unless one is kept for its commit. */
   public NodeBuild build(HarnessConfig config) {
     Path dir = config.builds().resolve(commit);

@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -65,6 +66,8 @@ class RollingUpgradeIT {
     TrafficScenario template = new TrafficScenario("rolling-upgrade-from-" + PinnedRelease.PREVIOUS.version() + "-3", "nginx");
     Scenario scenario = template.scenario();
     long building = System.nanoTime();
+    String unavailable = PinnedRelease.PREVIOUS.unavailable(template.config());
+    Assumptions.assumeTrue(unavailable == null, unavailable);
     NodeBuild previous = PinnedRelease.PREVIOUS.build(template.config());
     scenario.put("previous_release", PinnedRelease.PREVIOUS.version() + " (" + PinnedRelease.PREVIOUS.commit() + ")");
     scenario.put("previous_release_jar_ready_ms", (System.nanoTime() - building) / 1_000_000);
