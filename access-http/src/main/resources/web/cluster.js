@@ -114,6 +114,7 @@
       }
       const data = await response.json();
       $("self").textContent = data.self;
+      $("build").textContent = data.build;
       renderMembers(data.members);
       renderNodes(data.members, data.connections);
       renderEvents(data.events);

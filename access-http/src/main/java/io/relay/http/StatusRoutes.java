@@ -87,11 +87,18 @@ final class StatusRoutes extends AllDirectives {
   private HttpResponse clusterResponse(ClusterStatus.Gathered gathered) {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("self", Cluster.get(system).selfMember().address().toString());
+    body.put("build", build());
     body.put("members", members());
     body.put("connections", gathered.reports());
     body.put("events", gathered.events());
     body.put("missing_nodes", gathered.missingNodes());
     return Json.ok(body);
+  }
+
+  /** The answering node's build, from its jar's manifest, as {@code relay --version} reports it. */
+  private static String build() {
+    String version = StatusRoutes.class.getPackage().getImplementationVersion();
+    return version == null ? "development build" : version;
   }
 
   private List<Map<String, Object>> members() {

@@ -111,6 +111,15 @@ class RelayJarIT {
             .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:8558/metrics")).build(), HttpResponse.BodyHandlers.ofString())
             .body();
     assertTrue(metrics.contains("relay_build_info{version=\"" + version + "\"} 1"), "relay_build_info names the build " + version);
+    Process stats = run(Map.of("RELAY_SECRET", SECRET), tokenOut, "token", "--scopes", "relay:stats");
+    assertTrue(stats.waitFor(30, TimeUnit.SECONDS), "relay token --scopes relay:stats did not finish");
+    String statsToken = Files.readAllLines(tokenOut).stream().filter(l -> l.startsWith("ey")).findFirst().orElseThrow();
+    String cluster =
+        http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:3000/cluster")).header("Authorization", statsToken).build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
+    assertTrue(cluster.contains("\"build\":\"" + version + "\""), "the cluster page's data names the answering node's build " + version + ": " + cluster);
     String pending = postSession(token);
     String code = pending.replaceAll(".*code=", "");
     for (int port : new int[] {3000, 3001}) {
