@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.slf4j.LoggerFactory;
@@ -21,10 +22,16 @@ import org.slf4j.LoggerFactory;
 final class LogFormat {
   private static final String JSON_CONFIGURATION = "logback-json.xml";
   /**
-   * How long the exit waits for the actor system to stop before writing what is queued anyway: a
+   * How long the exit waits for coordinated shutdown to reach the actor system's termination: a
    * safety net, well past the 30 s the drain and leave take.
    */
   private static final long FLUSH_DEADLINE_SECONDS = 60;
+  /**
+   * How long the exit waits for the actor system to stop once coordinated shutdown has asked it
+   * to: the phase's own timeout (10 s) and a second more. Past it the node exits all the same, with
+   * what is queued written.
+   */
+  private static final long TERMINATION_DEADLINE_SECONDS = 11;
 
   private LogFormat() {}
 
@@ -52,22 +59,35 @@ final class LogFormat {
    * {@code whenTerminated}'s completion, and that call waits for this hook while the futures
    * chained after it are not yet complete, so a hook waiting for one of them would wait out its
    * whole deadline. Termination callbacks run before {@code whenTerminated} completes.
+   *
+   * <p>Once coordinated shutdown has reached the actor system's termination, the hook waits at
+   * most {@link #TERMINATION_DEADLINE_SECONDS} more: a termination that hangs (Artery flushing its
+   * transports, seen now and then with TLS links) must not keep the JVM alive.
    */
   static void flushAtExit(ActorSystem<?> system) {
     CompletableFuture<Void> stopped = new CompletableFuture<>();
+    CompletableFuture<Void> terminating = new CompletableFuture<>();
     system.classicSystem().registerOnTermination(() -> stopped.complete(null));
-    CoordinatedShutdown.get(system)
-        .addJvmShutdownHook(
-            () -> {
-              try {
-                stopped.get(FLUSH_DEADLINE_SECONDS, TimeUnit.SECONDS);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              } catch (ExecutionException | TimeoutException e) {
-                // exiting anyway: write what is queued
-              }
-              ((LoggerContext) LoggerFactory.getILoggerFactory()).stop();
-            });
+    CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+    shutdown.addTask(
+        CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
+        "note-termination",
+        () -> {
+          terminating.complete(null);
+          return CompletableFuture.completedFuture(Done.getInstance());
+        });
+    shutdown.addJvmShutdownHook(
+        () -> {
+          try {
+            CompletableFuture.anyOf(terminating, stopped).get(FLUSH_DEADLINE_SECONDS, TimeUnit.SECONDS);
+            stopped.get(TERMINATION_DEADLINE_SECONDS, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } catch (ExecutionException | TimeoutException e) {
+            // exiting anyway: write what is queued
+          }
+          ((LoggerContext) LoggerFactory.getILoggerFactory()).stop();
+        });
   }
 
   private static void reconfigure(URL configuration) {
