@@ -53,7 +53,7 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * <p>Over 300 lines: the writes, the replicated maps' changes, the sweep and the majority reads
  * that make the list read all change the same view and the same readiness, so they are one
  * actor's handlers; what does not touch them is in classes of its own ({@link DenyView}, {@link
- * ShardReads}, {@link Membership}, {@link DenyCapacity}).
+ * ShardReads}, {@link Membership}, {@link Confirmations}, {@link DenyCapacity}).
  */
 public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
@@ -117,9 +117,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     INSTANCE
   }
 
-  /** A stored change awaiting the confirmations of the reachable members. */
-  private record Spreading(Set set, java.util.Set<String> confirmed) {}
-
   private enum Sweep implements Command {
     INSTANCE
   }
@@ -165,8 +162,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   /** This list's path on its node, where every node's list lives. */
   private final String path;
   private final String selfAddress;
-  private final Map<Long, Spreading> spreading = new HashMap<>();
-  private long requests;
+  private final Confirmations pending = new Confirmations();
   private final LongSupplier clockSeconds;
   private final DenyListStatus status;
   private final List<Key<LWWMap<String, BookingState>>> keys;
@@ -391,15 +387,14 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
    * included; it is answered when the reachable ones have confirmed.
    */
   private void spread(Set set) {
-    long request = ++requests;
-    spreading.put(request, new Spreading(set, new java.util.HashSet<>()));
+    long request = pending.open(set);
     ListChange change = new ListChange(set.bookingId(), new BookingState(set.denied(), set.expiresAt()), request, confirmations);
     ActorRefResolver resolver = ActorRefResolver.get(context.getSystem());
     for (String node : membership.confirmers()) {
       resolver.<Command>resolveActorRef(node + path).tell(change);
     }
     timers.startSingleTimer(new ConfirmDeadline(request), settings.replicationTimeout());
-    answerIfConfirmed(request, spreading.get(request));
+    answerConfirmed();
   }
 
   private Behavior<Command> onSettle(Settle settle) {
@@ -420,32 +415,28 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   }
 
   private Behavior<Command> onConfirmed(ListChange.Confirmed confirmed) {
-    Spreading change = spreading.get(confirmed.request());
-    if (change != null) {
-      change.confirmed().add(confirmed.node());
-      answerIfConfirmed(confirmed.request(), change);
-    }
+    pending.confirmed(confirmed.request(), confirmed.node());
+    answerConfirmed();
     return this;
   }
 
-  private void answerIfConfirmed(long request, Spreading change) {
-    if (change.confirmed().containsAll(membership.confirmers())) {
-      spreading.remove(request);
-      timers.cancel(new ConfirmDeadline(request));
-      change.set().replyTo().tell(Outcome.STORED);
-    }
+  /** Answers the changes every member that confirms, Up and reachable now, has confirmed. */
+  private void answerConfirmed() {
+    pending.answerable(membership.confirmers()).forEach(
+        (request, set) -> {
+          timers.cancel(new ConfirmDeadline(request));
+          set.replyTo().tell(Outcome.STORED);
+        });
   }
 
   private Behavior<Command> onConfirmDeadline(ConfirmDeadline deadline) {
-    Spreading change = spreading.remove(deadline.request());
-    if (change != null) {
-      java.util.Set<String> missing = new java.util.TreeSet<>(membership.confirmers());
-      missing.removeAll(change.confirmed());
+    Confirmations.Overdue overdue = pending.overdue(deadline.request(), membership.confirmers());
+    if (overdue != null) {
       context.getLog().warn(
           "a change of the deny list is stored on a majority, but {} did not confirm applying it within {} ms; answering 503",
-          missing,
+          overdue.missing(),
           settings.replicationTimeout().toMillis());
-      change.set().replyTo().tell(Outcome.UNCONFIRMED);
+      overdue.set().replyTo().tell(Outcome.UNCONFIRMED);
     }
     return this;
   }
@@ -496,10 +487,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   // majority of nodes (its replica may have missed writes in the meantime).
 
   private Behavior<Command> onMembership(Membership.Change change) {
-    // a member that left or became unreachable is no longer waited for
-    for (Map.Entry<Long, Spreading> pending : List.copyOf(spreading.entrySet())) {
-      answerIfConfirmed(pending.getKey(), pending.getValue());
-    }
+    answerConfirmed(); // a member that left or became unreachable is no longer waited for
     if (change == Membership.Change.MAJORITY_LOST) {
       reads.abandon();
       if (status.isRead()) {

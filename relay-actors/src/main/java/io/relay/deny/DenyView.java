@@ -104,11 +104,6 @@ final class DenyView {
     ahead = next.isEmpty() ? Map.of() : next;
   }
 
-  /** Changes held ahead of the replica. */
-  int ahead() {
-    return ahead.size();
-  }
-
   boolean contains(int shard, String bookingId) {
     return shards.get(shard).containsKey(bookingId);
   }
