@@ -42,8 +42,8 @@ import org.junit.jupiter.api.Test;
 class StrictDenyIT {
   private static final int ROUNDS = 20;
   private static final int CLIENTS_PER_NODE = 2;
-  /** How long the clients race before the deny, and go on after each answer. */
-  private static final Duration RACE = Duration.ofMillis(400);
+  /** Attempts of each kind each racing node must have answered before the deny, and after each answer. */
+  private static final int RACED = 20;
   private static final Duration ANSWER = Duration.ofSeconds(15);
 
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -101,18 +101,28 @@ class StrictDenyIT {
             running.add(racers.submit(() -> race(node, topic, token, stop, attempts, admitted)));
           }
         }
-        Thread.sleep(RACE.toMillis()); // the racers' head start: traffic before the deny
+        // traffic before the deny: every racing node has admitted connections of the booking
+        Await.until(
+            "round " + round + ": the racers have connections admitted at both nodes",
+            ANSWER,
+            () -> others.stream().allMatch(node -> count(attempts, "upgrade", node.name, Long.MIN_VALUE, 101) >= RACED));
         long denyStarted = System.nanoTime();
         HttpResponse<String> deny = bids(denier, "deny", booking);
         long denied = System.nanoTime();
         assertEquals(204, deny.statusCode(), "round " + round + ": the deny is answered: " + deny.body());
         slowestDeny = Math.max(slowestDeny, (denied - denyStarted) / 1_000_000);
-        Thread.sleep(RACE.toMillis()); // racing on after the 204
+        Await.until(
+            "round " + round + ": the racers have asked both nodes for codes after the deny's 204",
+            ANSWER,
+            () -> others.stream().allMatch(node -> count(attempts, "code", node.name, denied, 0) >= RACED));
         long allowSent = System.nanoTime();
         HttpResponse<String> allow = bids(denier, "allow", booking);
         long allowed = System.nanoTime();
         assertEquals(204, allow.statusCode(), "round " + round + ": the allow is answered: " + allow.body());
-        Thread.sleep(RACE.toMillis());
+        Await.until(
+            "round " + round + ": the racers have got codes at both nodes after the allow's 204",
+            ANSWER,
+            () -> others.stream().allMatch(node -> count(attempts, "code", node.name, allowed, 200) >= RACED));
         stop.set(true);
         for (Future<?> racer : running) {
           racer.get(ANSWER.toSeconds(), TimeUnit.SECONDS);
@@ -178,6 +188,16 @@ class StrictDenyIT {
       racers.shutdownNow();
       scenario.report(passed);
     }
+  }
+
+  /**
+   * The attempts of kind {@code what} at {@code node} sent after {@code sentAfter} that got
+   * {@code status} (any status when 0).
+   */
+  private static long count(ConcurrentLinkedQueue<Attempt> attempts, String what, String node, long sentAfter, int status) {
+    return attempts.stream()
+        .filter(a -> a.what().equals(what) && a.node().equals(node) && a.sentAt() > sentAfter && (status == 0 || a.status() == status))
+        .count();
   }
 
   /** Asks {@code node} for codes and redeems each there at once, until stopped. */
