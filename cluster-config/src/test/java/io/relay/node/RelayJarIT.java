@@ -92,10 +92,7 @@ class RelayJarIT {
     Process node = run(Map.of("RELAY_SECRET", SECRET), log);
     Path tokenOut = Files.createTempFile("relay-token", ".out");
     tokenOut.toFile().deleteOnExit();
-    Process mint = run(Map.of("RELAY_SECRET", SECRET), tokenOut, "token", "--topic", "demo", "--booking-id", "b1");
-    assertTrue(mint.waitFor(30, TimeUnit.SECONDS), "relay token did not finish");
-    assertEquals(0, mint.exitValue(), Files.readString(tokenOut));
-    String token = Files.readAllLines(tokenOut).stream().filter(l -> l.startsWith("ey")).findFirst().orElseThrow();
+    String token = mint(tokenOut, "--topic", "demo", "--booking-id", "b1");
 
     long started = System.nanoTime();
     String[] uri = new String[1];
@@ -111,9 +108,7 @@ class RelayJarIT {
             .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:8558/metrics")).build(), HttpResponse.BodyHandlers.ofString())
             .body();
     assertTrue(metrics.contains("relay_build_info{version=\"" + version + "\"} 1"), "relay_build_info names the build " + version);
-    Process stats = run(Map.of("RELAY_SECRET", SECRET), tokenOut, "token", "--scopes", "relay:stats");
-    assertTrue(stats.waitFor(30, TimeUnit.SECONDS), "relay token --scopes relay:stats did not finish");
-    String statsToken = Files.readAllLines(tokenOut).stream().filter(l -> l.startsWith("ey")).findFirst().orElseThrow();
+    String statsToken = mint(tokenOut, "--scopes", "relay:stats");
     String cluster =
         http.send(
                 HttpRequest.newBuilder(URI.create("http://127.0.0.1:3000/cluster")).header("Authorization", statsToken).build(),
@@ -209,6 +204,16 @@ class RelayJarIT {
       Thread.currentThread().interrupt();
       return false;
     }
+  }
+
+  /** A token from the jar's {@code relay token} with {@code args}, its output written to {@code out}. */
+  private String mint(Path out, String... args) throws IOException, InterruptedException {
+    List<String> command = new java.util.ArrayList<>(List.of("token"));
+    command.addAll(List.of(args));
+    Process mint = run(Map.of("RELAY_SECRET", SECRET), out, command.toArray(String[]::new));
+    assertTrue(mint.waitFor(30, TimeUnit.SECONDS), "relay " + command + " did not finish");
+    assertEquals(0, mint.exitValue(), Files.readString(out));
+    return Files.readAllLines(out).stream().filter(l -> l.startsWith("ey")).findFirst().orElseThrow();
   }
 
   @Test

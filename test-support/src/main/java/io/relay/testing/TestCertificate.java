@@ -8,7 +8,6 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
@@ -18,21 +17,9 @@ public record TestCertificate(Path cert, Path key) {
   public static TestCertificate create(Path dir) throws IOException, InterruptedException {
     Path cert = dir.resolve("cert.pem");
     Path key = dir.resolve("key.pem");
-    Process openssl =
-        new ProcessBuilder(
-                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                "-keyout", key.toString(), "-out", cert.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("openssl.log").toFile())
-            .start();
-    if (!openssl.waitFor(60, TimeUnit.SECONDS)) {
-      openssl.destroyForcibly();
-      throw new AssertionError("openssl did not finish within 60 s");
-    }
-    if (openssl.exitValue() != 0) {
-      throw new AssertionError("openssl failed (is it installed?): " + Files.readString(dir.resolve("openssl.log")));
-    }
+    ClusterPki.openssl(
+        dir, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+        "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key.toString(), "-out", cert.toString());
     return new TestCertificate(cert, key);
   }
 
