@@ -15,10 +15,12 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -43,9 +45,14 @@ import picocli.CommandLine.Option;
  * and, a little later, allowed again. Within each connection of a reader that kept reading, the
  * sequence numbers must follow one another ({@code gaps}, {@code reordered}).
  *
+ * <p>With {@code --session-seconds}, topics are sessions: each lives a random while around that
+ * mean, its writer and readers then close, and a new session (a new topic and booking) takes its
+ * place, so sessions start at a steady rate, as a lab's bookings do.
+ *
  * <p>Prints one JSON object and appends it to {@code --json}; exits with 1 when any frame was
  * foreign, corrupt, missing or out of order, or the node counted a buffer accounting fault
- * ({@code --metrics}). Loopback only; it starts no process.
+ * ({@code --metrics}). It starts no process; the harness's soak ({@code SoakIT}) runs it against
+ * three nodes behind a proxy.
  *
  * <p>Its clients are Jetty's WebSocket client, a stack independent of the node's and of the JDK's
  * ({@code java.net.http.WebSocket} itself delivered, on 2 cores at about 5,000 frames a second,
@@ -71,7 +78,7 @@ public final class Churn implements Callable<Integer> {
   @Option(names = "--seconds", defaultValue = "60", description = "How long the churn runs (default: ${DEFAULT-VALUE}).")
   double seconds;
 
-  @Option(names = "--topics", defaultValue = "40", description = "Topics, each with one writer (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--topics", defaultValue = "40", description = "Topics open at once, each with one writer (default: ${DEFAULT-VALUE}).")
   int topics;
 
   @Option(names = "--readers", defaultValue = "4", description = "Readers per topic, each reconnecting as soon as it closed (default: ${DEFAULT-VALUE}).")
@@ -107,6 +114,12 @@ public final class Churn implements Callable<Integer> {
   @Option(names = "--deny-for", defaultValue = "2", description = "Seconds until a denied booking is allowed again (default: ${DEFAULT-VALUE}).")
   double denyFor;
 
+  @Option(
+      names = "--session-seconds",
+      defaultValue = "0",
+      description = "Mean life of a session (a topic, its writer and readers), after which a new one takes its place; 0: a topic lives the whole run (default: ${DEFAULT-VALUE}).")
+  double sessionSeconds;
+
   @Option(names = "--run", description = "Names the run's topics (churn-<run>-<n>) and bookings (default: a new name).")
   String run;
 
@@ -127,6 +140,9 @@ public final class Churn implements Callable<Integer> {
   private final LongAdder denies = new LongAdder();
   private final LongAdder deniedCloses = new LongAdder();
   private final LongAdder readerErrors = new LongAdder();
+  private final LongAdder sessions = new LongAdder();
+  private final AtomicInteger topicIds = new AtomicInteger();
+  private final List<Topic> live = new CopyOnWriteArrayList<>();
   private final ConcurrentLinkedQueue<String> samples = new ConcurrentLinkedQueue<>();
   private final List<Session> open = new ArrayList<>();
   private volatile boolean stopping;
@@ -141,6 +157,22 @@ public final class Churn implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    Map<String, Object> result = churn();
+    BenchCommand.report(result, json);
+    return clean(result) ? 0 : 1;
+  }
+
+  /** Whether no frame was foreign, corrupt, missing or out of order and the node counted no buffer fault. */
+  public static boolean clean(Map<String, Object> result) {
+    long faults = 0;
+    for (String key : List.of("foreign", "corrupt", "gaps", "reordered")) {
+      faults += ((Number) result.get(key)).longValue();
+    }
+    return faults == 0 && ((Number) result.get("nodeBufferFaults")).doubleValue() <= 0;
+  }
+
+  /** Runs the churn for {@code --seconds} and returns its result, as {@link #call} prints it. */
+  public Map<String, Object> churn() throws Exception {
     if (minBytes < HEAD || maxBytes < minBytes) {
       throw new IllegalArgumentException("frames are at least " + HEAD + " bytes, and --max-bytes at least --min-bytes");
     }
@@ -153,20 +185,14 @@ public final class Churn implements Callable<Integer> {
     if (run == null) {
       run = Long.toString(System.currentTimeMillis() % 100_000_000L, 36);
     }
-    List<Topic> all = new ArrayList<>();
     for (int t = 0; t < topics; t++) {
-      Topic topic = new Topic(t, "churn-" + run + "-" + t);
-      all.add(topic);
-      topic.writer.connect();
-      for (int r = 0; r < readers; r++) {
-        new Reader(topic).connect();
-      }
+      startSession();
     }
     long tickMicros = 10_000;
-    timers.scheduleAtFixedRate(() -> all.forEach(t -> t.writer.tick(rate * tickMicros / 1e6)), tickMicros, tickMicros, TimeUnit.MICROSECONDS);
+    timers.scheduleAtFixedRate(() -> live.forEach(t -> t.writer.tick(rate * tickMicros / 1e6)), tickMicros, tickMicros, TimeUnit.MICROSECONDS);
     if (denyEvery > 0) {
       long every = (long) (denyEvery * 1000);
-      timers.scheduleAtFixedRate(() -> deny(all.get(ThreadLocalRandom.current().nextInt(all.size()))), every, every, TimeUnit.MILLISECONDS);
+      timers.scheduleAtFixedRate(() -> deny(live.get(ThreadLocalRandom.current().nextInt(live.size()))), every, every, TimeUnit.MILLISECONDS);
     }
     Thread.sleep((long) (seconds * 1000)); // the run's length, not a wait for a condition
     stopping = true;
@@ -175,11 +201,35 @@ public final class Churn implements Callable<Integer> {
       open.forEach(Session::disconnect);
     }
     sockets.stop();
-    Map<String, Object> result = result();
-    BenchCommand.report(result, json);
-    boolean clean =
-        foreign.sum() + corrupt.sum() + gaps.sum() + reordered.sum() == 0 && ((Number) result.get("nodeBufferFaults")).doubleValue() <= 0;
-    return clean ? 0 : 1;
+    return result();
+  }
+
+  /** Opens a new session: a topic with its writer and readers, ended after a random life if sessions churn. */
+  private void startSession() {
+    int id = topicIds.getAndIncrement();
+    Topic topic = new Topic(id, "churn-" + run + "-" + id);
+    live.add(topic);
+    sessions.increment();
+    topic.writer.connect();
+    for (int r = 0; r < readers; r++) {
+      topic.readers.add(new Reader(topic));
+    }
+    topic.readers.forEach(Reader::connect);
+    if (sessionSeconds > 0) {
+      long lifeMs = (long) (sessionSeconds * 1000 * ThreadLocalRandom.current().nextDouble(0.5, 1.5));
+      timers.schedule(() -> endSession(topic), lifeMs, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** Its writer closes normally, its readers as each chooses, and a new session takes its place. */
+  private void endSession(Topic topic) {
+    topic.over = true;
+    live.remove(topic);
+    topic.writer.close();
+    topic.readers.forEach(Reader::end);
+    if (!stopping) {
+      startSession();
+    }
   }
 
   private Map<String, Object> result() throws Exception {
@@ -188,6 +238,7 @@ public final class Churn implements Callable<Integer> {
     r.put("cores", Runtime.getRuntime().availableProcessors());
     r.put("seconds", seconds);
     r.put("topics", topics);
+    r.put("sessions", sessions.sum());
     r.put("readersPerTopic", readers);
     r.put("ratePerTopic", rate);
     r.put("framesSent", sent.sum());
@@ -349,7 +400,10 @@ public final class Churn implements Callable<Integer> {
     final String booking;
     final Writer writer;
     final String readerToken;
+    final List<Reader> readers = new ArrayList<>();
     volatile boolean denied;
+    /** Its session has ended: nobody reconnects to it. */
+    volatile boolean over;
     /** When its booking was last denied (System.nanoTime), or 0. */
     volatile long deniedAt;
 
@@ -384,8 +438,16 @@ public final class Churn implements Callable<Integer> {
     }
 
     void connect() {
-      if (!stopping) {
+      if (!stopping && !topic.over) {
         Churn.this.connect(topic, token, this, this::connect);
+      }
+    }
+
+    /** Ends the session's writer with a normal close. */
+    void close() {
+      Session session = socket;
+      if (session != null) {
+        session.close(1000, "", Callback.NOOP);
       }
     }
 
@@ -397,7 +459,7 @@ public final class Churn implements Callable<Integer> {
     /** Runs every tick on the timer thread: sends what the rate allows, while the last send is done. */
     void tick(double frames) {
       Session session = socket;
-      if (session == null) {
+      if (session == null || topic.over) {
         return;
       }
       credit = Math.min(credit + frames, 10);
@@ -425,7 +487,7 @@ public final class Churn implements Callable<Integer> {
       socket = null;
       if (session != null) {
         closed(session);
-        if (!stopping) {
+        if (!stopping && !topic.over) {
           timers.schedule(this::connect, 200, TimeUnit.MILLISECONDS);
         }
       }
@@ -435,18 +497,29 @@ public final class Churn implements Callable<Integer> {
   /** A reader: one connection after another, each checked frame by frame. */
   public final class Reader {
     private final Topic topic;
+    private volatile Life current;
 
     Reader(Topic topic) {
       this.topic = topic;
     }
 
+    /** Ends its connection as a reader chooses to, once its session is over. */
+    void end() {
+      Life life = current;
+      Session session = life == null ? null : life.session;
+      if (session != null) {
+        life.end(session);
+      }
+    }
+
     void connect() {
-      if (stopping) {
+      if (stopping || topic.over) {
         return;
       }
       ThreadLocalRandom random = ThreadLocalRandom.current();
       boolean isSlow = random.nextDouble() < slow;
       Life life = new Life(isSlow);
+      current = life;
       Churn.this.connect(topic, topic.readerToken, life, this::connect)
           .thenAccept(socket -> {
             readerConnections.increment();
@@ -475,6 +548,10 @@ public final class Churn implements Callable<Integer> {
       @Override
       public void onWebSocketOpen(Session opened) {
         session = opened;
+        if (topic.over) {
+          end(opened);
+          return;
+        }
         opened.demand();
       }
 
@@ -487,7 +564,7 @@ public final class Churn implements Callable<Integer> {
       }
 
       /** Ends the connection as the reader chose, and starts the next one at once. */
-      void end(Session socket) {
+      synchronized void end(Session socket) {
         if (over) {
           return;
         }
@@ -538,7 +615,7 @@ public final class Churn implements Callable<Integer> {
             }
           }
           lastSeq = seq;
-        } else if (from >= 0 && from < topics && from != topic.id && intact(message, length, from, seq)) {
+        } else if (from >= 0 && from < topicIds.get() && from != topic.id && intact(message, length, from, seq)) {
           foreign.increment();
           sample("topic " + topic.id + ": frame " + seq + " of topic " + from);
         } else {
@@ -562,7 +639,7 @@ public final class Churn implements Callable<Integer> {
       }
 
       /** The connection ended without the reader ending it: a deny's 4003, or a failure. */
-      private void serverEnded(int code) {
+      private synchronized void serverEnded(int code) {
         if (session != null) {
           closed(session);
         }
@@ -575,7 +652,7 @@ public final class Churn implements Callable<Integer> {
         } else if (!stopping && code != -1) {
           sample("topic " + topic.id + ": a reader's connection ended with " + code + topic.sinceDeny());
         }
-        if (!stopping) {
+        if (!stopping && !topic.over) {
           timers.schedule(Reader.this::connect, 100, TimeUnit.MILLISECONDS);
         }
       }

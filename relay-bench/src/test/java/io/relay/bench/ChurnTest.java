@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The churn of short-lived readers against a real node JVM (which checks its buffer accounting as
  * the tests do): every frame each reader received is its topic's, whole and in order, while
- * readers close abruptly and with close frames, stop reading, and a booking is denied and
- * allowed. A CI-sized run; the full one is a command in docs/data-path.md.
+ * readers close abruptly and with close frames, stop reading, sessions end and new ones start,
+ * and a booking is denied and allowed. A CI-sized run; the full one is a command in docs/data-path.md.
  */
 class ChurnTest extends OnASmokeNode {
   @Override
@@ -26,9 +26,10 @@ class ChurnTest extends OnASmokeNode {
     JsonNode r =
         node.churn(
             30, "--topics", "16", "--readers", "4", "--rate", "50", "--min-life-ms", "200", "--max-life-ms", "2000",
-            "--slow-ms", "3000", "--deny-every", "6", "--deny-for", "2");
+            "--slow-ms", "3000", "--deny-every", "6", "--deny-for", "2", "--session-seconds", "8");
     assertTrue(r.get("framesReceived").asLong() > 10_000, "readers received frames: " + r);
     assertTrue(r.get("readerConnections").asLong() > 500, "readers churned: " + r);
+    assertTrue(r.get("sessions").asLong() > 32, "sessions ended and new ones took their places: " + r);
     assertTrue(r.get("abruptCloses").asLong() > 100, "readers destroyed their sockets: " + r);
     assertTrue(r.get("denies").asLong() >= 3, "bookings were denied: " + r);
     assertTrue(r.get("closedByDeny").asLong() > 0, "denies closed connections: " + r);

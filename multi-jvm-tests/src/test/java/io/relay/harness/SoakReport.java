@@ -1,0 +1,157 @@
+package io.relay.harness;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * What a soak ({@link SoakIT}) saw: the churn's frame counts, each node's samples over time, and
+ * the slope of each resource over the second half of the run, as Markdown.
+ */
+final class SoakReport {
+  /** One node's resources at one moment, after a full GC. */
+  record Sample(double minute, String node, double upSinceMinute, double heapMiB, double rssMiB, double fds, double threads, double topics) {}
+
+  private final Duration length;
+  private final Duration killEvery;
+  private final Duration sampleEvery;
+  private final String workload;
+  private final List<Sample> samples = new ArrayList<>();
+  private final List<String> kills = new ArrayList<>();
+  private Map<String, Object> result = Map.of();
+
+  SoakReport(Duration length, Duration killEvery, Duration sampleEvery, String workload) {
+    this.length = length;
+    this.killEvery = killEvery;
+    this.sampleEvery = sampleEvery;
+    this.workload = workload;
+  }
+
+  /** A node's sample at {@code atNanos} into the run, the node up since {@code upSinceNanos}. */
+  synchronized void sample(long atNanos, String node, long upSinceNanos, double heapBytes, double rssBytes, double fds, double threads, double topics) {
+    samples.add(new Sample(minutes(atNanos), node, minutes(upSinceNanos), heapBytes / (1 << 20), rssBytes / (1 << 20), fds, threads, topics));
+  }
+
+  synchronized void killed(long atNanos, String node) {
+    kills.add(String.format("%s at minute %.1f", node, minutes(atNanos)));
+  }
+
+  synchronized void result(Map<String, Object> churn) {
+    this.result = churn;
+  }
+
+  /**
+   * A node's samples count toward its slope once it has run for a sixth of the run (20 minutes at
+   * most): its warm-up (JIT, the first topics, pools filling) is not a leak.
+   */
+  Duration warmUp() {
+    return length.dividedBy(6).compareTo(Duration.ofMinutes(20)) < 0 ? length.dividedBy(6) : Duration.ofMinutes(20);
+  }
+
+  /**
+   * Per node run (a node's name and when it started), the least-squares slope per hour of each
+   * resource over its samples in the second half of the run taken after its warm-up; only runs with
+   * at least three such samples.
+   */
+  synchronized Map<String, double[]> slopes() {
+    double half = length.toSeconds() / 120.0;
+    double warm = warmUp().toSeconds() / 60.0;
+    Map<String, List<Sample>> byRun = new LinkedHashMap<>();
+    for (Sample s : samples) {
+      if (s.minute() >= half && s.minute() - s.upSinceMinute() >= warm) {
+        byRun.computeIfAbsent(String.format("%s (up since minute %.1f)", s.node(), s.upSinceMinute()), k -> new ArrayList<>()).add(s);
+      }
+    }
+    Map<String, double[]> slopes = new LinkedHashMap<>();
+    byRun.forEach((run, list) -> {
+      if (list.size() >= 3) {
+        slopes.put(run, new double[] {
+          list.size(), perHour(list, Sample::heapMiB), perHour(list, Sample::rssMiB), perHour(list, Sample::fds), perHour(list, Sample::threads)
+        });
+      }
+    });
+    return slopes;
+  }
+
+  /** The least-squares slope of {@code value} against time, per hour. */
+  static double perHour(List<Sample> points, ToDoubleFunction<Sample> value) {
+    double n = points.size();
+    double meanX = points.stream().mapToDouble(Sample::minute).sum() / n;
+    double meanY = points.stream().mapToDouble(value).sum() / n;
+    double covariance = 0;
+    double variance = 0;
+    for (Sample p : points) {
+      covariance += (p.minute() - meanX) * (value.applyAsDouble(p) - meanY);
+      variance += (p.minute() - meanX) * (p.minute() - meanX);
+    }
+    return variance == 0 ? 0 : covariance / variance * 60;
+  }
+
+  synchronized String markdown() {
+    StringBuilder md = new StringBuilder("# Soak\n\n");
+    md.append("Written by `SoakIT` (`multi-jvm-tests/soak` runs it for two hours and writes this page); do not edit.\n\n");
+    md.append("Machine: ").append(ScenarioReport.machine()).append(". Three nodes (`-Xmx256m`, Serial GC) behind nginx, ")
+        .append("the clients in the test's JVM, all on that machine.\n\n");
+    md.append(String.format(
+        "%s of `io.relay.bench.Churn %s` through the proxy; a node killed (SIGKILL) and started again every %s; "
+            + "every node sampled every %s after a full GC (`jcmd GC.run`).%n%n",
+        spoken(length), workload, spoken(killEvery), spoken(sampleEvery)));
+    md.append("## What the readers saw\n\n| | |\n|---|---|\n");
+    row(md, "frames sent", "framesSent");
+    row(md, "frames received", "framesReceived");
+    row(md, "**lost**: missing from a reader that kept reading", "gaps");
+    row(md, "**reordered**", "reordered");
+    row(md, "**foreign**: another session's frame", "foreign");
+    row(md, "**corrupt**: bytes that are no writer's frame", "corrupt");
+    row(md, "dropped from slow readers' queues (drop-oldest, by design)", "slowReadersDropped");
+    row(md, "sessions started", "sessions");
+    row(md, "reader connections", "readerConnections");
+    row(md, "of which ended by destroying the socket", "abruptCloses");
+    row(md, "denies", "denies");
+    row(md, "connections closed by a deny (4003)", "closedByDeny");
+    row(md, "code requests or upgrades refused (denied bookings, a killed node)", "refusedCodes");
+    md.append("| nodes killed and started again | ").append(kills.isEmpty() ? "none" : String.join(", ", kills)).append(" |\n\n");
+    md.append("## Each node over time\n\n");
+    md.append("| minute | node | up since minute | heap after GC MiB | RSS MiB | descriptors | threads | topics |\n");
+    md.append("|---|---|---|---|---|---|---|---|\n");
+    for (Sample s : samples) {
+      md.append(String.format("| %.1f | %s | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f |%n",
+          s.minute(), s.node(), s.upSinceMinute(), s.heapMiB(), s.rssMiB(), s.fds(), s.threads(), s.topics()));
+    }
+    md.append(String.format("%n## Slopes in the second half%n%nPer hour, least squares over each node's samples in the second half "
+        + "of the run, leaving out its first %s after a start.%n%n", spoken(warmUp())));
+    md.append("| node | samples | heap after GC MiB/h | RSS MiB/h | descriptors/h | threads/h |\n|---|---|---|---|---|---|\n");
+    slopes().forEach((run, s) -> md.append(String.format("| %s | %.0f | %+.2f | %+.2f | %+.1f | %+.1f |%n", run, s[0], s[1], s[2], s[3], s[4])));
+    return md.toString();
+  }
+
+  private void row(StringBuilder md, String what, String key) {
+    Object value = result.get(key);
+    md.append("| ").append(what).append(" | ").append(value == null ? "(the run did not finish)" : String.format("%,d", ((Number) value).longValue())).append(" |\n");
+  }
+
+  void write(Path file) {
+    try {
+      Files.createDirectories(file.toAbsolutePath().getParent());
+      Files.writeString(file, markdown());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** "90 s", "30 minutes". */
+  private static String spoken(Duration d) {
+    return d.toSecondsPart() == 0 && d.toMinutes() > 0 ? d.toMinutes() + " minutes" : d.toSeconds() + " s";
+  }
+
+  private static double minutes(long nanos) {
+    return nanos / 60e9;
+  }
+}
