@@ -97,6 +97,10 @@ final class SoakReport {
   synchronized String markdown() {
     StringBuilder md = new StringBuilder("# Soak\n\n");
     md.append("Written by `SoakIT` (`multi-jvm-tests/soak` runs it for two hours and writes this page); do not edit.\n\n");
+    String build = System.getProperty("relay.soak.build", "");
+    if (!build.isBlank()) {
+      md.append("Build: `").append(build).append("`. ");
+    }
     md.append("Machine: ").append(ScenarioReport.machine()).append(". Three nodes (`-Xmx256m`, Serial GC) behind nginx, ")
         .append("the clients in the test's JVM, all on that machine.\n\n");
     md.append(String.format(
