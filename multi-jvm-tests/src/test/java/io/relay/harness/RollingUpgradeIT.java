@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relay.testing.Await;
 import io.relay.testing.ClusterPki;
 import io.relay.testing.Tokens;
@@ -27,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -42,9 +44,14 @@ import org.junit.jupiter.api.Test;
  * on a new node answers 204 without waiting for the old ones, which refuse the booking once
  * replication brings it. At the end the
  * deny taken on the old nodes still holds on the new ones, every member is of the current build,
- * nothing was lost, duplicated or reordered outside reconnect windows, and a node of the current
- * build on TLS links does not join the upgraded cluster (so the links move to TLS otherwise than by
- * a rolling restart).
+ * and a node of the current build on TLS links does not join the upgraded cluster.
+ *
+ * <p>So the links then move to TLS as deploy/README.md ("From 0.2.0") tells an operator to: a
+ * second cluster of the current build on TLS links is stood up beside the first, the bookings the
+ * first lists as denied are denied on it, the proxy is pointed at it, and the first cluster's nodes
+ * get SIGTERM and drain. Every client ends on the new cluster, a code of the old cluster is refused
+ * there (401), the denies hold there, and nothing was lost, duplicated or reordered outside
+ * reconnect windows, throughout both moves.
  */
 class RollingUpgradeIT {
   /** The booking denied on a node of the release before the upgrade. */
@@ -59,7 +66,17 @@ class RollingUpgradeIT {
   private static final Duration JOIN_ATTEMPTS = Duration.ofSeconds(60);
   /** What a node logs once two rounds of asking its seed nodes to let it join went unanswered. */
   private static final String JOIN_FAILED = "Couldn't join seed nodes after [2] attempts";
+  private static final ObjectMapper JSON = new ObjectMapper();
   private final HttpClient http = HttpClient.newHttpClient();
+  /** The cluster on TLS links stood up beside the upgraded one. */
+  private RelayCluster beside;
+
+  @AfterEach
+  void stopTheClusterBeside() {
+    if (beside != null) {
+      beside.close();
+    }
+  }
 
   @Test
   void everyNodeIsReplacedByTheCurrentBuildUnderTrafficAndWhatTheReleaseHeldStillHolds() {
@@ -103,24 +120,75 @@ class RollingUpgradeIT {
       }
       run.scenario().put("step_ms", steps);
       run.awaitConverged("every topic is on exactly one node of the current build with all its participants", event);
-    }, run -> {
-      List<NodeProcess> nodes = run.cluster().running();
-      Set<String> addresses = nodes.stream().map(NodeProcess::address).collect(Collectors.toSet());
-      for (NodeProcess node : nodes) {
-        assertEquals(current, run.cluster().buildOf(node), node + " was started from the current build");
-        Map<String, Set<String>> roles = node.memberRoles();
-        assertEquals(addresses, roles.keySet(), node + " lists exactly the nodes of the current build as members");
-        assertTrue(roles.values().stream().allMatch(r -> r.contains("deny-confirms")),
-            node + " lists only members of the current build (role deny-confirms, which " + previous.name() + " lacks): " + roles);
-        HttpResponse<String> listed = send(node, "GET", "/bids/deny", Tokens.admin("relay:admin"));
-        assertEquals(200, listed.statusCode(), listed.body());
-        assertTrue(listed.body().contains("\"" + DENIED + "\""), node + " lists the booking denied on " + previous.name() + ": " + listed.body());
-        HttpResponse<String> code = send(node, "POST", "/session/upgrade-denied/topic", Tokens.booked("upgrade-denied/topic", DENIED, "read", "write"));
-        assertEquals(400, code.statusCode(), node + " refuses a code for the booking denied on " + previous.name() + ": " + code.body());
+      List<NodeProcess> upgraded = cluster.running();
+      for (NodeProcess node : upgraded) {
+        assertEquals(current, cluster.buildOf(node), node + " was started from the current build");
       }
+      holdsTheDenies(upgraded, "the upgraded cluster", true);
+      aNodeOnTlsLinksDoesNotJoin(cluster);
+      moveLinksToTls(run, template.config());
+    }, run -> {
+      holdsTheDenies(beside.running(), "the cluster on TLS links", false);
       assertTrue(run.traffic().allConnected(), "everyone is connected at the end");
-      aNodeOnTlsLinksDoesNotJoin(run.cluster());
+      LogHygiene.assertClean(beside.logs());
     });
+  }
+
+  /**
+   * Each of {@code nodes} lists exactly {@code nodes} as members, all of the current build (role
+   * {@code deny-confirms}, which 0.2.0 lacks), lists the booking denied on 0.2.0, and refuses a code
+   * for it (400).
+   */
+  private void holdsTheDenies(List<NodeProcess> nodes, String which, boolean deniedMixedToo) {
+    Set<String> addresses = nodes.stream().map(NodeProcess::address).collect(Collectors.toSet());
+    for (NodeProcess node : nodes) {
+      Map<String, Set<String>> roles = node.memberRoles();
+      assertEquals(addresses, roles.keySet(), node + " lists exactly the nodes of " + which + " as members");
+      assertTrue(roles.values().stream().allMatch(r -> r.contains("deny-confirms")), node + " lists only members of the current build: " + roles);
+      Set<String> listed = denied(node);
+      assertTrue(listed.contains(DENIED), node + " lists the booking denied on 0.2.0: " + listed);
+      assertTrue(!deniedMixedToo || listed.contains(DENIED_MIXED), node + " lists the booking denied while the builds were mixed: " + listed);
+      HttpResponse<String> code = send(node, "POST", "/session/upgrade-denied/topic", Tokens.booked("upgrade-denied/topic", DENIED, "read", "write"));
+      assertEquals(400, code.statusCode(), node + " refuses a code for the booking denied on 0.2.0: " + code.body());
+    }
+  }
+
+  /** The bookings {@code GET /bids/deny} at {@code node} lists. */
+  private Set<String> denied(NodeProcess node) {
+    HttpResponse<String> listed = send(node, "GET", "/bids/deny", Tokens.admin("relay:admin"));
+    assertEquals(200, listed.statusCode(), listed.body());
+    try {
+      Set<String> ids = new java.util.TreeSet<>();
+      JSON.readTree(listed.body()).path("booking_ids").forEach(id -> ids.add(id.asText()));
+      return ids;
+    } catch (IOException e) {
+      throw new AssertionError(node + " listed its denies in a body that is not JSON: " + listed.body(), e);
+    }
+  }
+
+  /**
+   * deploy/README.md's way from plain links to TLS links, under traffic: a cluster on TLS links
+   * beside, the old cluster's denies taken on it, the proxy pointed at it, the old nodes drained.
+   */
+  private void moveLinksToTls(TrafficScenario.Run run, HarnessConfig config) {
+    long move = System.nanoTime();
+    List<NodeProcess> old = run.cluster().running();
+    String topic = "upgrade-codes/old-cluster";
+    String oldCode = code(old.get(0), topic, Tokens.booked(topic, "booking-old-cluster-code", "read", "write"));
+    beside = new RelayCluster(config, run.proxy().relayUrl(), Map.of("RELAY_DRAIN_DELAY", "2s")).start(3);
+    Set<String> copied = denied(old.get(0));
+    long exp = Instant.now().plusSeconds(600).getEpochSecond();
+    for (String booking : copied) {
+      HttpResponse<String> denied = send(beside.running().get(0), "POST", "/bids/deny?bid=" + booking + "&exp=" + exp, Tokens.admin("relay:admin"));
+      assertEquals(204, denied.statusCode(), "the deny of " + booking + " taken again on the cluster on TLS links: " + denied.body());
+    }
+    run.proxy().reload(beside.running());
+    old.forEach(run.cluster()::terminate);
+    old.forEach(node -> node.process().awaitExit(Duration.ofSeconds(30)));
+    Await.until("every topic is on exactly one node of the cluster on TLS links with all its participants", STEP,
+        () -> ClusterView.status(run.proxy().accessUrl()).converged(ScenarioAssertions.expected(run.traffic())));
+    run.scenario().put("move_to_tls_links_ms", (System.nanoTime() - move) / 1_000_000);
+    assertEquals(401, upgrade(beside.running().get(0), topic, oldCode), "a code issued by the old cluster is refused by the cluster on TLS links");
   }
 
   /**
