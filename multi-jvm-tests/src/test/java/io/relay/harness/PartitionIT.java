@@ -103,7 +103,7 @@ class PartitionIT {
           run.network().isolate(cluster.slot(island), others);
           long seenMs;
           try {
-            Await.until("another node finds " + island.address() + " unreachable behind the packet filter", STABLE_AFTER.multipliedBy(2),
+            Await.until("another node finds " + island.address() + " unreachable behind the packet filter", MEMBERSHIP,
                 () -> nodes.get(0).unreachable().contains(island.address()) || nodes.get(1).unreachable().contains(island.address()));
             seenMs = since(event);
           } finally {
