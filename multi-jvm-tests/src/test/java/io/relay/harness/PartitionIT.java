@@ -26,8 +26,9 @@ class PartitionIT {
   /** The harness's split brain resolver's stable-after (RelayCluster). */
   private static final Duration STABLE_AFTER = Duration.ofSeconds(5);
   /**
-   * Connections the relay has sent nothing to are pinged every half second, and a client gives
-   * up one silent for 4 s: that is how the clients of a node cut off from the network learn it.
+   * Every second the relay pings the connections it has sent nothing to for half a second, and a
+   * client gives up one silent for 4 s: that is how the clients of a node cut off from the network
+   * learn it.
    */
   private static final Map<String, String> PINGS = Map.of("RELAY_PING_INTERVAL", "1s");
   private static final Duration CLIENT_SILENCE = Duration.ofSeconds(4);
