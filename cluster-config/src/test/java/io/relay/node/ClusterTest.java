@@ -34,6 +34,8 @@ class ClusterTest {
   private static final Duration DIGEST = Duration.ofSeconds(1);
   private static final Duration HOLD_DOWN = Duration.ofSeconds(2);
   private static final Duration STATS_EVERY = Duration.ofSeconds(3);
+  /** How long a client waits for what the cluster does at once (a close, an answer): a deadline, not a measure. */
+  private static final Duration WAIT = Duration.ofSeconds(10);
   private static final Map<String, Object> TIMINGS =
       Map.of(
           "relay.claims.digest-interval", DIGEST.toMillis() + "ms",
@@ -48,7 +50,11 @@ class ClusterTest {
   @BeforeAll
   void startCluster() {
     a = TestNode.start(TIMINGS);
-    b = TestNode.joining(a, TIMINGS);
+    // b publishes the stats topic's reports on its schedule only once an hour: what its
+    // participants receive is what they asked for
+    Map<String, Object> hourlyStats = new java.util.HashMap<>(TIMINGS);
+    hourlyStats.put("relay.stats-every", "1h");
+    b = TestNode.joining(a, hourlyStats);
     Map<String, Object> silent = new java.util.HashMap<>(TIMINGS);
     silent.put("relay.claims.announce", "off");
     c = TestNode.joining(a, silent); // c never announces claims: only its digest tells others
@@ -150,15 +156,15 @@ class ClusterTest {
   }
 
   @Test
-  void aDenyOnOneNodeClosesTheBookingOnEveryNodeWithinASecond() {
+  void aDenyOnOneNodeClosesTheBookingOnEveryNode() {
     try (Participant onB = Participant.connect(uri(b, "cluster/deny-b", "cancelled", "read", "write"));
         Participant onC = Participant.connect(uri(c, "cluster/deny-c", "cancelled", "read", "write"));
         Participant other = Participant.connect(uri(c, "cluster/deny-c", "kept", "read", "write"))) {
       long exp = Instant.now().plusSeconds(600).getEpochSecond();
       AccessClient.Answer denied = new AccessClient(a).post("/bids/deny?bid=cancelled&exp=" + exp, Tokens.admin("relay:admin"));
       assertEquals(204, denied.status());
-      assertEquals(4003, onB.awaitClose(Duration.ofSeconds(1)), "closed on b within 1 s");
-      assertEquals(4003, onC.awaitClose(Duration.ofSeconds(1)), "closed on c within 1 s");
+      assertEquals(4003, onB.awaitClose(WAIT), "closed on b");
+      assertEquals(4003, onC.awaitClose(WAIT), "closed on c");
       assertFalse(other.isClosed(), "another booking on the same topic stays");
     }
   }
@@ -194,7 +200,7 @@ class ClusterTest {
       Participant moved = pa.isClosed() ? pa : pb;
       Participant kept = pa.isClosed() ? pb : pa;
       TestNode winner = pa.isClosed() ? b : a;
-      assertEquals(4001, moved.awaitClose(Duration.ofSeconds(1)), "the losing node closes with 4001");
+      assertEquals(4001, moved.awaitClose(WAIT), "the losing node closes with 4001");
       try (Participant again = join(winner, topic, "read", "write")) {
         again.sendText("on the winner");
         assertEquals("on the winner", kept.next().asText(), "the kept participant still relays");
@@ -204,13 +210,11 @@ class ClusterTest {
   }
 
   @Test
-  void aLostAnnouncementIsRepairedByTheDigestWithinOnePeriod() {
+  void aLostAnnouncementIsRepairedByTheDigest() {
     String topic = "cluster/silent";
     try (Participant onA = join(a, topic, "read", "write")) {
-      long claimedOnC = System.nanoTime();
       try (Participant onC = join(c, topic, "read", "write")) {
-        assertEquals(4001, onA.awaitClose(DIGEST.multipliedBy(2)), "a gives the topic up after c's digest");
-        System.out.printf("digest repair took %d ms (period %d ms)%n", (System.nanoTime() - claimedOnC) / 1_000_000, DIGEST.toMillis());
+        assertEquals(4001, onA.awaitClose(WAIT), "a gives the topic up after c's digest");
         assertFalse(onC.isClosed(), "c keeps the topic");
       }
     }
@@ -272,17 +276,22 @@ class ClusterTest {
   @Test
   void aStatsParticipantReceivesTheWholeClustersReportsOnScheduleAndOnRequest() throws Exception {
     try (Participant stats = join(a, "stats", "read", "write")) {
-      JsonNode scheduled = json(stats.next(STATS_EVERY.plusSeconds(2)));
+      JsonNode scheduled = json(stats.next(STATS_EVERY.plus(WAIT)));
       assertTrue(reportsOnNodes(scheduled).containsAll(Set.of(a.address(), b.address(), c.address())), "all nodes' connections: " + scheduled);
       JsonNode report = scheduled.get(0);
       for (String field : List.of("topic", "canRead", "canWrite", "connected", "expiresAt", "remoteAddr", "userAgent", "scopes", "stats", "node")) {
         assertTrue(report.has(field), "practable's camelCase field " + field + ": " + report);
       }
       assertTrue(report.get("stats").get("tx").has("fps"), "tx stats: " + report);
-      // asked right after a scheduled report, the answer comes before the next one is due
-      stats.sendText("{\"cmd\":\"update\"}");
-      json(stats.next(STATS_EVERY.minusMillis(100)));
-      json(stats.next(STATS_EVERY.plusSeconds(2)));
+      assertTrue(
+          reportsOnNodes(json(stats.next(STATS_EVERY.plus(WAIT)))).containsAll(Set.of(a.address(), b.address(), c.address())),
+          "and again on schedule");
+    }
+    // on b nothing is due for an hour, so a report is the answer to the request
+    try (Participant asking = join(b, "stats", "read", "write")) {
+      asking.sendText("{\"cmd\":\"update\"}");
+      JsonNode answer = json(asking.next(WAIT));
+      assertTrue(reportsOnNodes(answer).containsAll(Set.of(a.address(), b.address(), c.address())), "all nodes' connections: " + answer);
     }
   }
 

@@ -30,7 +30,6 @@ class JoinAndDrainTest {
         Participant client = Participant.connect(onLate);
 
         first.leave(late);
-        long asked = System.nanoTime();
         long[] unreadyAt = new long[1];
         Await.until("the leaving node's /ready turns false", Duration.ofSeconds(5), () -> {
           unreadyAt[0] = System.nanoTime();
@@ -41,9 +40,6 @@ class JoinAndDrainTest {
         long closedAt = System.nanoTime();
         assertTrue(closedAt - unreadyAt[0] >= DRAIN_DELAY.toNanos() / 2, "clients were closed only after the drain delay");
         late.system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
-        System.out.printf(
-            "leave: unready after %d ms, clients closed after %d ms, node stopped after %d ms%n",
-            (unreadyAt[0] - asked) / 1_000_000, (closedAt - asked) / 1_000_000, (System.nanoTime() - asked) / 1_000_000);
         Await.until("the cluster no longer lists the node that left", Duration.ofSeconds(15), () -> first.memberCount() == 1);
       } finally {
         late.close();

@@ -94,13 +94,11 @@ class RelayJarIT {
     tokenOut.toFile().deleteOnExit();
     String token = mint(tokenOut, "--topic", "demo", "--booking-id", "b1");
 
-    long started = System.nanoTime();
     String[] uri = new String[1];
     Await.until(
         "the access API of the jar answers with a relay URI (log: " + log + ")",
         Duration.ofSeconds(30),
         () -> (uri[0] = postSession(token)) != null);
-    System.out.printf("relay.jar served its first code %.1f s after start%n", (System.nanoTime() - started) / 1e9);
     String version = System.getProperty("relay.version");
     assertTrue(contains(log, "relay " + version + " starting"), "the log's start line names the build " + version);
     String metrics =
@@ -181,9 +179,7 @@ class RelayJarIT {
                 .build(),
             HttpResponse.BodyHandlers.ofString());
     assertEquals(200, asked.statusCode(), asked.body());
-    long askedAt = System.nanoTime();
     assertTrue(node.waitFor(30, TimeUnit.SECONDS), "the node exits within 30 s of a " + operation + " (log: " + log + ")");
-    System.out.printf("relay.jar exited %.1f s after a %s%n", (System.nanoTime() - askedAt) / 1e9, operation);
     assertEquals(status, node.exitValue(), "the exit status after a " + operation + " (log: " + log + ")");
     String output = Files.readString(log);
     assertTrue(output.contains("draining: closing"), "the drain ran and its lines were written before the exit: " + log);

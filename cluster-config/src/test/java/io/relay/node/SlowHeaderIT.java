@@ -29,11 +29,13 @@ import org.junit.jupiter.api.Test;
  * byte per second and never finish it. Each must be closed by the node (the client sees an end of
  * stream or a reset) within the header timeout of its opening, plus {@link #SLACK}; the node counts
  * them in {@code relay_header_timeouts_total}, stays ready, keeps issuing codes, and two
- * participants of another topic keep passing a message back and forth; the figures are printed.
+ * participants of another topic keep passing a message back and forth.
  *
- * <p>In {@code mvn -B verify} it runs at CI size (200 connections, {@code RELAY_HEADER_TIMEOUT=3s});
- * {@code -Dattack.scale=full} runs the attack suite's full size (1,000 connections, the default
- * header timeout of 10 s), see docs/limits.md.
+ * <p>In {@code mvn -B verify} it runs at CI size (200 connections, {@code RELAY_HEADER_TIMEOUT=3s})
+ * and prints nothing; {@code -Dattack.scale=full} runs the attack suite's full size (1,000
+ * connections, the default header timeout of 10 s), see docs/limits.md, and also prints what it
+ * measured (when the connections were closed, the quiet pair's round trips). Times are asserted
+ * only as the header timeout's bounds.
  */
 class SlowHeaderIT {
   private static final String SECRET = "slow-header-secret-0123456789abcdef-0123456789";
@@ -43,11 +45,12 @@ class SlowHeaderIT {
   private static final Duration HEADER_TIMEOUT = Duration.ofSeconds(FULL ? 10 : 3);
   private static final Map<String, String> ENV = FULL ? Map.of() : Map.of("RELAY_HEADER_TIMEOUT", "3s");
   /**
-   * How much later than the header timeout a close may come: the node checks connections at an
-   * eighth of the timeout (at most every second), and a loaded 2-core machine delays that check
-   * and the client noticing the close.
+   * How much later than the header timeout a close may come and still be the header timeout's:
+   * each connection's timer runs on its event loop, which a loaded 2-core machine may delay, as it
+   * may the client noticing the close. A deadline, far from anything else that would close such a
+   * connection (its head, a byte a second, would take minutes to finish).
    */
-  private static final Duration SLACK = Duration.ofSeconds(2);
+  private static final Duration SLACK = Duration.ofSeconds(10);
   private static final Duration TRICKLE = Duration.ofSeconds(1);
 
   private final ExecutorService threads = Executors.newCachedThreadPool();
@@ -130,15 +133,17 @@ class SlowHeaderIT {
     long[] lifetimes = clients.stream().mapToLong(c -> c.closedAt - c.openedAt).sorted().toArray();
     long answered = clients.stream().filter(c -> c.answered > 0).count();
     long resets = clients.stream().filter(c -> c.reset).count();
-    System.out.printf(
-        "attack: slow request heads x %d (one byte per second, half to the relay port, half to the access port), header timeout %d s: "
-            + "closed %.2f s after opening at the earliest, p50 %.2f s, p99 %.2f s, worst %.2f s (slack %d s); %d seen as a reset, %d as an end of stream, "
-            + "%d answered first; relay_header_timeouts_total +%.0f; ready throughout %s (%d samples, slowest /ready %d ms); "
-            + "a code during the attack: %d; quiet pair: %d messages, p50 %.1f ms, p99 %.1f ms%n",
-        CONNECTIONS, HEADER_TIMEOUT.toSeconds(), lifetimes[0] / 1e9, QuietPair.percentile(lifetimes, 50) / 1e9,
-        QuietPair.percentile(lifetimes, 99) / 1e9, lifetimes[lifetimes.length - 1] / 1e9, SLACK.toSeconds(), resets,
-        CONNECTIONS - resets, answered, timeouts, watch.readyThroughout(), watch.samples(), watch.slowestReadyMillis(), lateComer,
-        quiet.length, QuietPair.percentile(quiet, 50) / 1e6, QuietPair.percentile(quiet, 99) / 1e6);
+    if (FULL) {
+      System.out.printf(
+          "attack: slow request heads x %d (one byte per second, half to the relay port, half to the access port), header timeout %d s: "
+              + "closed %.2f s after opening at the earliest, p50 %.2f s, p99 %.2f s, worst %.2f s (slack %d s); %d seen as a reset, %d as an end of stream, "
+              + "%d answered first; relay_header_timeouts_total +%.0f; ready throughout %s (%d samples, slowest /ready %d ms); "
+              + "a code during the attack: %d; quiet pair: %d messages, p50 %.1f ms, p99 %.1f ms%n",
+          CONNECTIONS, HEADER_TIMEOUT.toSeconds(), lifetimes[0] / 1e9, QuietPair.percentile(lifetimes, 50) / 1e9,
+          QuietPair.percentile(lifetimes, 99) / 1e9, lifetimes[lifetimes.length - 1] / 1e9, SLACK.toSeconds(), resets,
+          CONNECTIONS - resets, answered, timeouts, watch.readyThroughout(), watch.samples(), watch.slowestReadyMillis(), lateComer,
+          quiet.length, QuietPair.percentile(quiet, 50) / 1e6, QuietPair.percentile(quiet, 99) / 1e6);
+    }
     assertTrue(lifetimes[lifetimes.length - 1] <= HEADER_TIMEOUT.plus(SLACK).toNanos(),
         "every slow connection was closed within the header timeout (" + HEADER_TIMEOUT.toSeconds() + " s) plus " + SLACK.toSeconds()
             + " s of its opening; the last after " + lifetimes[lifetimes.length - 1] / 1e9 + " s");

@@ -11,16 +11,26 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The scenario report: {@code scenario-report.json} and {@code scenario-report.md} in the report
  * directory, one entry per scenario and proxy, replaced when that scenario runs again; and {@code
  * scenario-runs.jsonl} beside them, every run's entry appended as one line with when it ended, so
- * that repeated runs of a scenario (at size, by hand) keep all their figures.
+ * that repeated runs of a scenario (at size, by hand) keep all their figures. When the harness is
+ * given a page ({@link HarnessConfig#reportPage()}), the report's text is also written there,
+ * between {@link #START} and {@link #END}, so that the page states no figure of its own.
  */
 public final class ScenarioReport {
+  static final String START = "<!-- scenario-report:start -->";
+  static final String END = "<!-- scenario-report:end -->";
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  /** The fields every entry has, shown in the first table. */
+  private static final Set<String> COMMON =
+      Set.of("name", "passed", "proxy", "convergence_ms", "reconnect_window_ms", "frames_lost_outside_window", "claims", "evictions");
 
   /** One scenario's measured figures. */
   public record Result(
@@ -74,7 +84,10 @@ public final class ScenarioReport {
           JSON.writer().without(SerializationFeature.INDENT_OUTPUT).writeValueAsString(run) + "\n",
           StandardOpenOption.CREATE,
           StandardOpenOption.APPEND);
-      Files.writeString(config.reportDir().resolve("scenario-report.md"), markdown(root));
+      Files.writeString(config.reportDir().resolve("scenario-report.md"), "# Scenario report\n\n" + section(root));
+      if (config.reportPage().isPresent()) {
+        writeSection(config.reportPage().get(), root);
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -86,18 +99,56 @@ public final class ScenarioReport {
         + System.getProperty("java.version");
   }
 
-  private static String markdown(JsonNode root) {
-    StringBuilder md = new StringBuilder("# Scenario report\n\nMachine: " + root.get("machine").asText() + "\n\n");
+  /** Replaces what lies between the page's markers with the report's text. */
+  static void writeSection(Path page, JsonNode root) throws IOException {
+    String text = Files.readString(page);
+    int start = text.indexOf(START);
+    int end = text.indexOf(END);
+    if (start < 0 || end < start) {
+      throw new IllegalStateException(page + " has no " + START + " ... " + END + " block for the scenario report");
+    }
+    Files.writeString(page, text.substring(0, start + START.length()) + "\n" + section(root) + text.substring(end));
+  }
+
+  /**
+   * The report as text: the machine, one row of the common figures per scenario ({@code -} where a
+   * scenario has none: no convergence measured, no reconnect window), then each scenario's own
+   * figures by name.
+   */
+  static String section(JsonNode root) {
+    StringBuilder md = new StringBuilder("Machine: " + root.get("machine").asText() + "; each scenario's last run.\n\n");
     md.append("| scenario | proxy | passed | convergence ms | reconnect window p50 / p99 / max ms | frames lost outside window | claims | evictions |\n");
     md.append("|---|---|---|---|---|---|---|---|\n");
     for (JsonNode s : root.get("scenarios")) {
       JsonNode w = s.get("reconnect_window_ms");
+      long convergence = s.get("convergence_ms").asLong();
       md.append(String.format(
-          "| %s | %s | %s | %d | %d / %d / %d | %d | %d | %d |%n",
+          "| %s | %s | %s | %s | %s | %d | %d | %d |%n",
           s.get("name").asText(), s.get("proxy").asText(), s.get("passed").asBoolean() ? "yes" : "**no**",
-          s.get("convergence_ms").asLong(), w.get("p50").asLong(), w.get("p99").asLong(), w.get("max").asLong(),
+          convergence < 0 ? "-" : String.valueOf(convergence),
+          w.get("max").asLong() == 0 ? "-" : w.get("p50").asLong() + " / " + w.get("p99").asLong() + " / " + w.get("max").asLong(),
           s.get("frames_lost_outside_window").asLong(), s.get("claims").asLong(), s.get("evictions").asLong()));
     }
+    md.append("\n| scenario | proxy | its own figures |\n|---|---|---|\n");
+    for (JsonNode s : root.get("scenarios")) {
+      List<String> names = new ArrayList<>();
+      s.fieldNames().forEachRemaining(names::add);
+      names.removeAll(COMMON);
+      names.sort(null);
+      List<String> figures = names.stream().map(name -> "`" + name + "` " + value(s.get(name))).toList();
+      md.append("| ").append(s.get("name").asText()).append(" | ").append(s.get("proxy").asText()).append(" | ")
+          .append(String.join(", ", figures)).append(" |\n");
+    }
     return md.toString();
+  }
+
+  private static String value(JsonNode value) {
+    if (value.isTextual()) {
+      return value.asText();
+    }
+    if (value.isFloatingPointNumber() && value.asDouble() == Math.rint(value.asDouble())) {
+      return String.valueOf(value.asLong());
+    }
+    return value.toString();
   }
 }

@@ -26,8 +26,9 @@ class PartitionIT {
   /** The harness's split brain resolver's stable-after (RelayCluster). */
   private static final Duration STABLE_AFTER = Duration.ofSeconds(5);
   /**
-   * Connections the relay has sent nothing to are pinged every half second, and a client gives
-   * up one silent for 4 s: that is how the clients of a node cut off from the network learn it.
+   * Every second the relay pings the connections it has sent nothing to for half a second, and a
+   * client gives up one silent for 4 s: that is how the clients of a node cut off from the network
+   * learn it.
    */
   private static final Map<String, String> PINGS = Map.of("RELAY_PING_INTERVAL", "1s");
   private static final Duration CLIENT_SILENCE = Duration.ofSeconds(4);
@@ -103,7 +104,7 @@ class PartitionIT {
           run.network().isolate(cluster.slot(island), others);
           long seenMs;
           try {
-            Await.until("another node finds " + island.address() + " unreachable behind the packet filter", STABLE_AFTER.multipliedBy(2),
+            Await.until("another node finds " + island.address() + " unreachable behind the packet filter", MEMBERSHIP,
                 () -> nodes.get(0).unreachable().contains(island.address()) || nodes.get(1).unreachable().contains(island.address()));
             seenMs = since(event);
           } finally {

@@ -58,8 +58,6 @@ class RollingUpgradeIT {
   private static final String DENIED = "booking-denied-before-the-upgrade";
   /** The booking denied on a node of the current build while nodes of the release are members. */
   private static final String DENIED_MIXED = "booking-denied-while-mixed";
-  /** How long a deny waits for a member's confirmation (RELAY_REPLICATION_TIMEOUT's default). */
-  private static final Duration CONFIRMATION_TIMEOUT = Duration.ofSeconds(3);
   private static final Duration ANSWER = Duration.ofSeconds(10);
   private static final Duration STEP = Duration.ofSeconds(60);
   private static final int FRAMES_PER_STEP = 10;
@@ -234,15 +232,16 @@ class RollingUpgradeIT {
 
   /**
    * A deny taken on a node of the current build while nodes of the release are members answers 204
-   * without waiting for them (they confirm nothing: no {@code deny-confirms} role), well within the
-   * confirmation timeout; a node of the release refuses the booking once replication brings it.
+   * without waiting for them (they confirm nothing: no {@code deny-confirms} role; a deny that waited
+   * for them would answer 503 at the confirmation timeout); a node of the release refuses the booking
+   * once replication brings it.
    */
   private void denyWhileMixed(Scenario scenario, NodeProcess old, NodeProcess fresh, NodeBuild previous) {
     long asked = System.nanoTime();
     HttpResponse<String> denied = deny(fresh, DENIED_MIXED);
     long answeredMs = (System.nanoTime() - asked) / 1_000_000;
-    assertEquals(204, denied.statusCode(), "a deny on " + fresh + " with members of " + previous.name() + ": " + denied.body());
-    assertTrue(answeredMs < CONFIRMATION_TIMEOUT.toMillis(), "the deny did not wait for members of " + previous.name() + ": answered in " + answeredMs + " ms");
+    // a deny that waited for a member's confirmation and did not get it would answer 503
+    assertEquals(204, denied.statusCode(), "a deny on " + fresh + " with members of " + previous.name() + " does not wait for them: " + denied.body());
     String token = Tokens.booked("upgrade-denied/mixed", DENIED_MIXED, "read", "write");
     long refusedMs = Await.until(old + " (" + previous.name() + ") refuses a code for the booking denied on " + fresh, ANSWER,
         () -> send(old, "POST", "/session/upgrade-denied/mixed", token).statusCode() == 400);
