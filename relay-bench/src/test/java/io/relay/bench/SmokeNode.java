@@ -97,22 +97,6 @@ final class SmokeNode implements AutoCloseable {
     return List.of("--access", "http://127.0.0.1:" + accessPort, "--secret", SECRET, "--audience", "http://127.0.0.1:" + accessPort);
   }
 
-  /** Runs the churn against this node for {@code seconds}; returns its JSON result and exit status. */
-  JsonNode churn(double seconds, String... more) throws IOException {
-    Path json = dir.resolve("churn.jsonl");
-    List<String> args =
-        new ArrayList<>(
-            List.of(
-                "--access", "http://127.0.0.1:" + accessPort, "--secret", SECRET, "--audience", "http://127.0.0.1:" + accessPort,
-                "--metrics", metricsUrl(), "--seconds", Double.toString(seconds), "--json", json.toString()));
-    args.addAll(List.of(more));
-    int status = new CommandLine(new Churn()).execute(args.toArray(String[]::new));
-    List<String> lines = Files.readAllLines(json);
-    JsonNode result = new ObjectMapper().readTree(lines.get(lines.size() - 1));
-    assertEquals(0, status, "the churn's exit status (1: a frame foreign, corrupt, missing or out of order, or a node fault): " + result);
-    return result;
-  }
-
   /** The node's Prometheus metrics, on its management port. */
   String metricsUrl() {
     return "http://127.0.0.1:" + managementPort + "/metrics";
