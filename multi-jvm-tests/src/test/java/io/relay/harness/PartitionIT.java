@@ -1,5 +1,7 @@
 package io.relay.harness;
 
+import static io.relay.harness.Partitions.allUp;
+import static io.relay.harness.Partitions.since;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -35,7 +36,7 @@ class PartitionIT {
 
   @BeforeAll
   static void namespacesCanBeMade() {
-    PodNetwork.unavailable().ifPresent(why -> Assumptions.abort("real network partitions need network namespaces: " + why));
+    Partitions.assumeNamespaces();
   }
 
   @Test
@@ -134,15 +135,5 @@ class PartitionIT {
 
   private static Set<String> addresses(List<NodeProcess> nodes) {
     return Set.copyOf(nodes.stream().map(NodeProcess::address).toList());
-  }
-
-  private static Map<String, String> allUp(List<NodeProcess> nodes) {
-    Map<String, String> up = new java.util.TreeMap<>();
-    nodes.forEach(n -> up.put(n.address(), "Up"));
-    return up;
-  }
-
-  private static long since(long start) {
-    return (System.nanoTime() - start) / 1_000_000;
   }
 }
