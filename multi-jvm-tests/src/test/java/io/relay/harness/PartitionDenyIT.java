@@ -45,6 +45,10 @@ import org.junit.jupiter.api.Test;
 class PartitionDenyIT {
   /** The relay's replication timeout (its default): how long a deny waits for confirmations. */
   private static final Duration REPLICATION_TIMEOUT = Duration.ofSeconds(3);
+  /**
+   * Production's: after the heal, TCP resumes the links at their next retransmission, up to 16 s
+   * after the cut, past the harness's 5 s after the cut is seen (PartitionIT).
+   */
   private static final Duration STABLE_AFTER = Duration.ofSeconds(20);
   /** Codes issued before the cut are redeemed after the heal, well past the default 30 s. */
   private static final Map<String, String> ENV = Map.of("RELAY_CODE_TTL", "2m");
