@@ -22,9 +22,9 @@ import java.util.concurrent.CompletableFuture;
  * PodNetwork} at an address of its own, where the test can cut their links.
  */
 public final class RelayCluster implements AutoCloseable {
+  private static final String STABLE_AFTER = "pekko.cluster.split-brain-resolver.stable-after";
   /** Faster than production (20 s), so a crashed node is downed within a scenario's budget. */
-  private static final Map<String, String> HARNESS_JVM =
-      Map.of("pekko.cluster.split-brain-resolver.stable-after", "5s");
+  private static final Map<String, String> HARNESS_JVM = Map.of(STABLE_AFTER, "5s");
   private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
 
   private final HarnessConfig config;
@@ -39,6 +39,7 @@ public final class RelayCluster implements AutoCloseable {
   private final PodNetwork network;
   private final NodeBuild build;
   private final boolean tlsLinks;
+  private Map<String, String> jvmProperties = HARNESS_JVM;
   private int counter;
 
   /**
@@ -85,6 +86,15 @@ public final class RelayCluster implements AutoCloseable {
     }
   }
 
+  /**
+   * Nodes started from now on run the split brain resolver with {@code stableAfter} instead of
+   * the harness's 5 s: the time a partition must last, once seen, before a side is downed.
+   */
+  public RelayCluster stableAfter(Duration stableAfter) {
+    jvmProperties = Map.of(STABLE_AFTER, stableAfter.toMillis() + "ms");
+    return this;
+  }
+
   /** Starts {@code n} nodes in parallel as one cluster and waits until all are ready. */
   public RelayCluster start(int n) {
     List<NodeProcess> started = new ArrayList<>();
@@ -126,7 +136,7 @@ public final class RelayCluster implements AutoCloseable {
       nodeEnv.put("RELAY_CLUSTER_TLS_DIR", tls.toString());
     }
     HarnessConfig nodeConfig = config.withJar(nodeBuild.jar());
-    NodeProcess node = new NodeProcess(nodeConfig, name, NodeCommand.java(nodeConfig), seeds, relayUrl, nodeEnv, HARNESS_JVM, slot);
+    NodeProcess node = new NodeProcess(nodeConfig, name, NodeCommand.java(nodeConfig), seeds, relayUrl, nodeEnv, jvmProperties, slot);
     everStarted.add(node);
     builds.put(node, nodeBuild);
     if (tls != null) {
@@ -183,7 +193,7 @@ public final class RelayCluster implements AutoCloseable {
     Map<String, String> nodeEnv = new HashMap<>(env);
     nodeEnv.putAll(settings);
     List<String> seeds = running.stream().map(NodeProcess::address).toList();
-    NodeProcess node = new NodeProcess(config, name, NodeCommand.java(config), seeds, relayUrl, nodeEnv, HARNESS_JVM);
+    NodeProcess node = new NodeProcess(config, name, NodeCommand.java(config), seeds, relayUrl, nodeEnv, jvmProperties);
     everStarted.add(node);
     return node;
   }

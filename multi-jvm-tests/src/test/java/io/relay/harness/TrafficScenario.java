@@ -50,6 +50,8 @@ final class TrafficScenario {
   private Duration settle = Duration.ofSeconds(1);
   private boolean podNetwork;
   private Duration silence = Duration.ZERO;
+  /** The split brain resolver's stable-after; null: the harness's (RelayCluster). */
+  private Duration stableAfter;
   /** The build the cluster starts with, on plain TCP links; null: the current build over TLS. */
   private NodeBuild plainLinksBuild;
 
@@ -103,6 +105,12 @@ final class TrafficScenario {
     return this;
   }
 
+  /** The nodes' split brain resolver waits {@code duration} before it downs a side ({@link RelayCluster#stableAfter}). */
+  TrafficScenario stableAfter(Duration duration) {
+    this.stableAfter = duration;
+    return this;
+  }
+
   /** How long, at most, readers may take to get their topics' last frames once sending stops. */
   TrafficScenario settle(Duration lastFrames) {
     this.settle = lastFrames;
@@ -110,13 +118,15 @@ final class TrafficScenario {
   }
 
   private RelayCluster cluster(Proxy proxy, PodNetwork network) {
+    RelayCluster cluster;
     if (plainLinksBuild == null) {
-      return new RelayCluster(config, proxy.relayUrl(), env, network);
-    }
-    if (network != null) {
+      cluster = new RelayCluster(config, proxy.relayUrl(), env, network);
+    } else if (network != null) {
       throw new IllegalStateException("a cluster on plain links runs on loopback");
+    } else {
+      cluster = RelayCluster.onPlainLinks(config, proxy.relayUrl(), env, plainLinksBuild);
     }
-    return RelayCluster.onPlainLinks(config, proxy.relayUrl(), env, plainLinksBuild);
+    return stableAfter == null ? cluster : cluster.stableAfter(stableAfter);
   }
 
   /** Where the harness finds the jars and writes, for a scenario that builds another release. */
