@@ -17,9 +17,9 @@ import java.util.Map;
 
 /**
  * How the harness starts a node JVM: a small heap, the serial collector and the first JIT tier
- * only (its nodes live for seconds, not hours, and several share two cores), and classes mapped
- * from a class-data archive of the jar instead of loaded and verified one by one: a node is ready
- * in about half the time and CPU (2.4 s instead of 4.2 s on 2 cores).
+ * only (its nodes mostly live for seconds or minutes, and several share two cores), and classes mapped
+ * from a class-data archive of the jar instead of loaded and verified one by one, so a node is
+ * ready sooner and spends less CPU starting.
  *
  * <p>The archive ({@code relay.jsa} beside the jar) is made once per built jar, by a node that
  * starts, becomes ready and is stopped with SIGTERM: the JVM writes the classes it loaded when it
