@@ -101,7 +101,7 @@ final class SoakReport {
     if (!build.isBlank()) {
       md.append("Build: `").append(build).append("`. ");
     }
-    md.append("Machine: ").append(ScenarioReport.machine()).append(". Three nodes (`-Xmx256m`, Serial GC) behind nginx, ")
+    md.append("Machine: ").append(ScenarioReport.machine()).append(". Three nodes (the harness's JVM options: `-Xmx256m`, the serial collector, the first JIT tier only) behind nginx, ")
         .append("the clients in the test's JVM, all on that machine.\n\n");
     md.append(String.format(
         "%s of `io.relay.bench.Churn %s` through the proxy; a node killed (SIGKILL) and started again every %s; "
