@@ -67,27 +67,12 @@ final class BidsRoutes extends AllDirectives {
     return path(
         name,
         () ->
-            optionalHeaderValueByName(
-                "Authorization",
-                authorization ->
-                    concat(
-                        post(
-                            () ->
-                                parameterOptional(
-                                    "bid",
-                                    bid ->
-                                        parameterOptional(
-                                            "exp",
-                                            exp ->
-                                                completeWithFuture(
-                                                    guard.withScope(
-                                                        authorization,
-                                                        ADMIN,
-                                                        claims -> set(bid, exp, denied)))))),
-                        get(
-                            () ->
-                                completeWithFuture(
-                                    guard.withScope(authorization, ADMIN, claims -> read(denied)))))));
+            concat(
+                post(
+                    () ->
+                        parameterOptional(
+                            "bid", bid -> parameterOptional("exp", exp -> guard.route(ADMIN, claims -> set(bid, exp, denied))))),
+                get(() -> guard.route(ADMIN, claims -> read(denied)))));
   }
 
   private CompletionStage<HttpResponse> set(Optional<String> bid, Optional<String> exp, boolean denied) {

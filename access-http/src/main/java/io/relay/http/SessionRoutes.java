@@ -42,15 +42,7 @@ final class SessionRoutes extends AllDirectives {
   }
 
   Route route() {
-    return pathPrefix(
-        "session",
-        () ->
-            post(
-                () ->
-                    extractUnmatchedPath(
-                        path ->
-                            optionalHeaderValueByName(
-                                "Authorization", authorization -> completeWithFuture(answer(authorization, path))))));
+    return pathPrefix("session", () -> post(() -> extractUnmatchedPath(path -> guard.route(null, claims -> issue(path, claims)))));
   }
 
   /**

@@ -61,16 +61,7 @@ final class StatusRoutes extends AllDirectives {
 
   /** {@code GET /name}, guarded by relay:stats, answered from one gathering. */
   private Route gathered(String name, Function<ClusterStatus.Gathered, HttpResponse> respond) {
-    return path(
-        name,
-        () ->
-            get(
-                () ->
-                    optionalHeaderValueByName(
-                        "Authorization",
-                        authorization ->
-                            completeWithFuture(
-                                guard.withScope(authorization, "relay:stats", claims -> gather().thenApply(respond))))));
+    return path(name, () -> get(() -> guard.route("relay:stats", claims -> gather().thenApply(respond))));
   }
 
   private CompletionStage<ClusterStatus.Gathered> gather() {
