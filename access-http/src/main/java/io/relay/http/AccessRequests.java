@@ -171,26 +171,21 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
 
   /** The route's answer to {@code request} (or, for a code request, {@link CodeRequests}'), as Netty writes it. */
   private CompletionStage<FullHttpResponse> answer(FullHttpRequest request) {
-    CompletionStage<HttpResponse> code;
     try {
-      code = codes == null ? null : codes.answer(request);
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    if (code != null) {
-      return code.thenCompose(this::toNetty);
-    }
-    Optional<HttpMethod> method = HttpMethods.lookup(request.method().name());
-    if (method.isEmpty()) {
-      return CompletableFuture.completedFuture(json(501, "HTTP method not implemented"));
-    }
-    HttpRequest pekko;
-    try {
-      pekko = toPekko(request, method.get());
-    } catch (RuntimeException e) {
-      return CompletableFuture.completedFuture(json(400, "malformed request"));
-    }
-    try {
+      CompletionStage<HttpResponse> code = codes == null ? null : codes.answer(request);
+      if (code != null) {
+        return code.thenCompose(this::toNetty);
+      }
+      Optional<HttpMethod> method = HttpMethods.lookup(request.method().name());
+      if (method.isEmpty()) {
+        return CompletableFuture.completedFuture(json(501, "HTTP method not implemented"));
+      }
+      HttpRequest pekko;
+      try {
+        pekko = toPekko(request, method.get());
+      } catch (RuntimeException e) {
+        return CompletableFuture.completedFuture(json(400, "malformed request"));
+      }
       return route.apply(pekko).thenCompose(this::toNetty);
     } catch (Exception e) {
       return CompletableFuture.failedFuture(e);
@@ -215,14 +210,11 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
             .withUri(Uri.create(request.uri()))
             .withProtocol(request.protocolVersion().minorVersion() == 0 ? HttpProtocols.HTTP_1_0 : HttpProtocols.HTTP_1_1)
             .addHeaders(headers);
-    if (body.length > 0 || contentType != null) {
-      pekko =
-          pekko.withEntity(
-              contentType == null
-                  ? HttpEntities.create(ContentTypes.APPLICATION_OCTET_STREAM, body)
-                  : HttpEntities.create(ContentTypes.parse(contentType), body));
+    if (body.length == 0 && contentType == null) {
+      return pekko;
     }
-    return pekko;
+    return pekko.withEntity(
+        HttpEntities.create(contentType == null ? ContentTypes.APPLICATION_OCTET_STREAM : ContentTypes.parse(contentType), body));
   }
 
   private CompletionStage<FullHttpResponse> toNetty(HttpResponse response) {
@@ -292,9 +284,8 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     waiting.clear();
   }
 
-  /** A JSON error as the access API answers them: {@code {"code": N, "message": "..."}}. */
+  /** A JSON error as the access API answers them: {@code {"code": N, "message": "..."}}; never a 503. */
   static FullHttpResponse json(int status, String message) {
-    return Requests.response(
-        status, status == 503 ? Map.of("Retry-After", String.valueOf(Json.RETRY_AFTER_SECONDS)) : Map.of(), "application/json", Json.errorBody(status, message));
+    return Requests.response(status, Map.of(), "application/json", Json.errorBody(status, message));
   }
 }
