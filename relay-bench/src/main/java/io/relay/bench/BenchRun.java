@@ -200,13 +200,13 @@ final class BenchRun {
       long tail = 0;
       EventLoop.Writer source = writerById(reader.expectWriter);
       if (source != null) {
-        tail = Math.max(0, source.client.seq - 1 - reader.maxSeq);
+        tail = Math.max(0, source.client.seq - 1 - reader.arrivals.maxSeq);
       }
-      long l = reader.lost + tail;
+      long l = reader.arrivals.lost + tail;
       lost += l;
-      reordered += reader.reordered;
+      reordered += reader.arrivals.reordered;
       maxLostPerReader = Math.max(maxLostPerReader, l);
-      maxReorderedPerReader = Math.max(maxReorderedPerReader, reader.reordered);
+      maxReorderedPerReader = Math.max(maxReorderedPerReader, reader.arrivals.reordered);
     }
     r.put("readers", readers.size());
     r.put("lostTotal", lost);
@@ -307,7 +307,7 @@ final class BenchRun {
       EventLoop loop = wr.client.loop;
       if (w.rate() == 0) {
         wr.creditFrom = readers.stream().filter(r -> r.expectWriter == wr.writerId).findFirst().orElseThrow();
-        wr.creditFrom.creditTo = wr;
+        wr.creditFrom.arrivals.creditTo = wr;
         wr.window = opts.window;
       }
       long period = ratePerWriter > 0 ? (long) (1e9 / ratePerWriter) : 0;
@@ -337,7 +337,7 @@ final class BenchRun {
     long deadline = System.currentTimeMillis() + DRAIN_MILLIS;
     long last = -1;
     while (System.currentTimeMillis() < deadline) {
-      long now = readers.stream().mapToLong(c -> c.received).sum();
+      long now = readers.stream().mapToLong(c -> c.arrivals.received).sum();
       if (now == last) {
         break;
       }
