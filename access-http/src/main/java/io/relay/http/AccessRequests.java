@@ -99,21 +99,17 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       WarningLimiter errors) {
     pipeline.addLast("http-decoder", new HttpRequestDecoder(Requests.DECODER));
     pipeline.addLast("http-encoder", new HttpResponseEncoder());
-    pipeline.addLast("http-body", new BodyLimit());
+    // gathers a request's body, refusing one over the limit with a JSON 413
+    pipeline.addLast(
+        "http-body",
+        new HttpObjectAggregator(MAX_BODY_BYTES) {
+          @Override
+          protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+            Requests.answerAndClose(ctx, json(413, "request body larger than " + MAX_BODY_BYTES + " bytes"));
+          }
+        });
     pipeline.addLast("idle", new IdleStateHandler(0, 0, idleTimeout.toNanos(), TimeUnit.NANOSECONDS));
     pipeline.addLast("access-api", new AccessRequests(route, codes, materializer, counters, errors));
-  }
-
-  /** Gathers a request's body, refusing one over the limit with a JSON 413. */
-  private static final class BodyLimit extends HttpObjectAggregator {
-    BodyLimit() {
-      super(MAX_BODY_BYTES);
-    }
-
-    @Override
-    protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-      Requests.answerAndClose(ctx, json(413, "request body larger than " + MAX_BODY_BYTES + " bytes"));
-    }
   }
 
   @Override
@@ -122,9 +118,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       ReferenceCountUtil.release(msg);
       return;
     }
-    if (ctx.pipeline().get(HeadTimeout.NAME) instanceof HeadTimeout timeout) {
-      timeout.headRead();
-    }
+    HeadTimeout.headRead(ctx.pipeline());
     if (answering) {
       if (waiting.size() >= MAX_PIPELINED) {
         request.release();

@@ -92,9 +92,7 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
     if (msg instanceof HttpRequest request && !headRead) {
       headRead = true;
       ctx.channel().config().setAutoRead(false);
-      if (ctx.pipeline().get(HeadTimeout.NAME) instanceof HeadTimeout timeout) {
-        timeout.headRead();
-      }
+      HeadTimeout.headRead(ctx.pipeline());
       // from here on the client's bytes arrive undecoded, as early frames
       ctx.pipeline().remove(DECODER);
       onHead(ctx, request);
