@@ -159,7 +159,7 @@ final class NodeGuardian {
         "relay_cluster_members",
         "Members of the cluster as this node sees them",
         () -> cluster.state().getMembers().spliterator().estimateSize());
-    return new RelayServices(relay, codes, denyList, state.denyList(), registry, clusterStatus, directory, metrics, node);
+    return new RelayServices(relay, codes, denyList, state.denyList(), registry, clusterStatus, directory, metrics);
   }
 
   private static void bindServers(

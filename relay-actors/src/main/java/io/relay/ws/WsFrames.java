@@ -147,10 +147,6 @@ public final class WsFrames {
       return wire.slice(wire.readerIndex() + headerBytes(payloadLength), payloadLength);
     }
 
-    public boolean isClose() {
-      return opcode == WsFrames.CLOSE;
-    }
-
     /**
      * The frame's bytes for one channel to write: a duplicate that holds the buffer until the
      * channel has written or dropped it. Only while the frame is held.
