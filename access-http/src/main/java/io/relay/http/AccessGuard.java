@@ -1,5 +1,8 @@
 package io.relay.http;
 
+import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
+import static org.apache.pekko.http.javadsl.server.Directives.optionalHeaderValueByName;
+
 import io.relay.http.TokenVerifier.Claims;
 import io.relay.http.log.WarningLimiter;
 import java.util.Optional;
@@ -9,23 +12,15 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
  * Runs an access API handler for a verified token with the scope it needs, turning refusals into
  * JSON errors.
+ *
+ * @param errors where unexpected failures are logged, rate-limited since clients may cause them
  */
-final class AccessGuard extends AllDirectives {
-  private final TokenVerifier verifier;
-  private final WarningLimiter errors;
-
-  /** @param errors where unexpected failures are logged, rate-limited since clients may cause them */
-  AccessGuard(TokenVerifier verifier, WarningLimiter errors) {
-    this.verifier = verifier;
-    this.errors = errors;
-  }
-
+record AccessGuard(TokenVerifier verifier, WarningLimiter errors) {
   /** A route answering with {@link #withScope} for the request's {@code Authorization}. */
   Route route(String scope, Function<Claims, CompletionStage<HttpResponse>> handler) {
     return optionalHeaderValueByName(
