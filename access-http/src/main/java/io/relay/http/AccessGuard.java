@@ -1,5 +1,8 @@
 package io.relay.http;
 
+import static org.apache.pekko.http.javadsl.server.Directives.completeWithFuture;
+import static org.apache.pekko.http.javadsl.server.Directives.optionalHeaderValueByName;
+
 import io.relay.http.TokenVerifier.Claims;
 import io.relay.http.log.WarningLimiter;
 import java.util.Optional;
@@ -9,19 +12,19 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.Route;
 
 /**
  * Runs an access API handler for a verified token with the scope it needs, turning refusals into
  * JSON errors.
+ *
+ * @param errors where unexpected failures are logged, rate-limited since clients may cause them
  */
-final class AccessGuard {
-  private final TokenVerifier verifier;
-  private final WarningLimiter errors;
-
-  /** @param errors where unexpected failures are logged, rate-limited since clients may cause them */
-  AccessGuard(TokenVerifier verifier, WarningLimiter errors) {
-    this.verifier = verifier;
-    this.errors = errors;
+record AccessGuard(TokenVerifier verifier, WarningLimiter errors) {
+  /** A route answering with {@link #withScope} for the request's {@code Authorization}. */
+  Route route(String scope, Function<Claims, CompletionStage<HttpResponse>> handler) {
+    return optionalHeaderValueByName(
+        "Authorization", authorization -> completeWithFuture(withScope(authorization, scope, handler)));
   }
 
   /** Verifies the token, requires {@code scope} (or any scope when null), then runs the handler. */
@@ -40,12 +43,8 @@ final class AccessGuard {
     }
   }
 
+  /** The JSON error for {@code failure}; an unexpected one is a 500, logged. */
   HttpResponse toResponse(Throwable failure) {
-    return toResponse(failure, errors);
-  }
-
-  /** The JSON error for {@code failure}; an unexpected one is a 500, logged to {@code errors}. */
-  static HttpResponse toResponse(Throwable failure, WarningLimiter errors) {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     if (cause instanceof ApiException api) {
       return Json.error(api.status(), api.getMessage());

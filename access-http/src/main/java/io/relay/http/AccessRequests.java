@@ -99,21 +99,17 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       WarningLimiter errors) {
     pipeline.addLast("http-decoder", new HttpRequestDecoder(Requests.DECODER));
     pipeline.addLast("http-encoder", new HttpResponseEncoder());
-    pipeline.addLast("http-body", new BodyLimit());
+    // gathers a request's body, refusing one over the limit with a JSON 413
+    pipeline.addLast(
+        "http-body",
+        new HttpObjectAggregator(MAX_BODY_BYTES) {
+          @Override
+          protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+            Requests.answerAndClose(ctx, json(413, "request body larger than " + MAX_BODY_BYTES + " bytes"));
+          }
+        });
     pipeline.addLast("idle", new IdleStateHandler(0, 0, idleTimeout.toNanos(), TimeUnit.NANOSECONDS));
     pipeline.addLast("access-api", new AccessRequests(route, codes, materializer, counters, errors));
-  }
-
-  /** Gathers a request's body, refusing one over the limit with a JSON 413. */
-  private static final class BodyLimit extends HttpObjectAggregator {
-    BodyLimit() {
-      super(MAX_BODY_BYTES);
-    }
-
-    @Override
-    protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-      Requests.answerAndClose(ctx, json(413, "request body larger than " + MAX_BODY_BYTES + " bytes"));
-    }
   }
 
   @Override
@@ -122,9 +118,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       ReferenceCountUtil.release(msg);
       return;
     }
-    if (ctx.pipeline().get(HeadTimeout.NAME) instanceof HeadTimeout timeout) {
-      timeout.headRead();
-    }
+    HeadTimeout.headRead(ctx.pipeline());
     if (answering) {
       if (waiting.size() >= MAX_PIPELINED) {
         request.release();
@@ -171,26 +165,21 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
 
   /** The route's answer to {@code request} (or, for a code request, {@link CodeRequests}'), as Netty writes it. */
   private CompletionStage<FullHttpResponse> answer(FullHttpRequest request) {
-    CompletionStage<HttpResponse> code;
     try {
-      code = codes == null ? null : codes.answer(request);
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    if (code != null) {
-      return code.thenCompose(this::toNetty);
-    }
-    Optional<HttpMethod> method = HttpMethods.lookup(request.method().name());
-    if (method.isEmpty()) {
-      return CompletableFuture.completedFuture(json(501, "HTTP method not implemented"));
-    }
-    HttpRequest pekko;
-    try {
-      pekko = toPekko(request, method.get());
-    } catch (RuntimeException e) {
-      return CompletableFuture.completedFuture(json(400, "malformed request"));
-    }
-    try {
+      CompletionStage<HttpResponse> code = codes == null ? null : codes.answer(request);
+      if (code != null) {
+        return code.thenCompose(this::toNetty);
+      }
+      Optional<HttpMethod> method = HttpMethods.lookup(request.method().name());
+      if (method.isEmpty()) {
+        return CompletableFuture.completedFuture(json(501, "HTTP method not implemented"));
+      }
+      HttpRequest pekko;
+      try {
+        pekko = toPekko(request, method.get());
+      } catch (RuntimeException e) {
+        return CompletableFuture.completedFuture(json(400, "malformed request"));
+      }
       return route.apply(pekko).thenCompose(this::toNetty);
     } catch (Exception e) {
       return CompletableFuture.failedFuture(e);
@@ -215,14 +204,11 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
             .withUri(Uri.create(request.uri()))
             .withProtocol(request.protocolVersion().minorVersion() == 0 ? HttpProtocols.HTTP_1_0 : HttpProtocols.HTTP_1_1)
             .addHeaders(headers);
-    if (body.length > 0 || contentType != null) {
-      pekko =
-          pekko.withEntity(
-              contentType == null
-                  ? HttpEntities.create(ContentTypes.APPLICATION_OCTET_STREAM, body)
-                  : HttpEntities.create(ContentTypes.parse(contentType), body));
+    if (body.length == 0 && contentType == null) {
+      return pekko;
     }
-    return pekko;
+    return pekko.withEntity(
+        HttpEntities.create(contentType == null ? ContentTypes.APPLICATION_OCTET_STREAM : ContentTypes.parse(contentType), body));
   }
 
   private CompletionStage<FullHttpResponse> toNetty(HttpResponse response) {
@@ -292,9 +278,8 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     waiting.clear();
   }
 
-  /** A JSON error as the access API answers them: {@code {"code": N, "message": "..."}}. */
+  /** A JSON error as the access API answers them: {@code {"code": N, "message": "..."}}; never a 503. */
   static FullHttpResponse json(int status, String message) {
-    return Requests.response(
-        status, status == 503 ? Map.of("Retry-After", String.valueOf(Json.RETRY_AFTER_SECONDS)) : Map.of(), "application/json", Json.errorBody(status, message));
+    return Requests.response(status, Map.of(), "application/json", Json.errorBody(status, message));
   }
 }

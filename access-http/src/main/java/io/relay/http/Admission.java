@@ -158,8 +158,9 @@ final class Admission {
 
   /**
    * What the client is told for {@code failure}: an {@link ApiException}'s status and message
-   * (503 with {@code Retry-After}, 426 with the version the node speaks), 503 when an actor did
-   * not answer in time, otherwise 500 (logged, rate-limited).
+   * (503 with {@code Retry-After}, 426 with the version the node speaks, 405 with the one method
+   * the relay port takes), 503 when an actor did not answer in time, otherwise 500 (logged,
+   * rate-limited).
    */
   Refusal refusal(Throwable failure) {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
@@ -167,6 +168,7 @@ final class Admission {
       return switch (api.status()) {
         case 503 -> new Refusal(503, api.getMessage(), Map.of("Retry-After", String.valueOf(Math.max(1, api.retryAfterSeconds()))));
         case 426 -> new Refusal(426, api.getMessage(), Map.of("Sec-WebSocket-Version", Handshake.VERSION));
+        case 405 -> new Refusal(405, api.getMessage(), Map.of("Allow", "GET"));
         default -> new Refusal(api.status(), api.getMessage(), Map.of());
       };
     }

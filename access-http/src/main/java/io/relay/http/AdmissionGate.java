@@ -16,9 +16,6 @@ import org.apache.pekko.http.javadsl.server.RouteResult;
  * full rate on the ones it took instead of making every one of them wait until it times out.
  */
 public final class AdmissionGate extends AllDirectives {
-  /** What a refused client is told to wait before retrying, in seconds. */
-  static final String RETRY_AFTER_SECONDS = "1";
-
   private final int limit;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Runnable onRefused;
@@ -34,10 +31,6 @@ public final class AdmissionGate extends AllDirectives {
     return inFlight.get();
   }
 
-  public int limit() {
-    return limit;
-  }
-
   /**
    * Runs {@code inner} if the node has room for one more admission, until it has answered;
    * otherwise answers {@code busy}, with {@code Retry-After} unless it has one already.
@@ -47,7 +40,7 @@ public final class AdmissionGate extends AllDirectives {
         context -> {
           if (!tryEnter()) {
             return complete(
-                busy.getHeader("Retry-After").isPresent() ? busy : busy.addHeader(RawHeader.create("Retry-After", RETRY_AFTER_SECONDS)));
+                busy.getHeader("Retry-After").isPresent() ? busy : busy.addHeader(RawHeader.create("Retry-After", String.valueOf(Json.RETRY_AFTER_SECONDS))));
           }
           return mapRouteResultFuture(this::releaseWhenAnswered, inner);
         });

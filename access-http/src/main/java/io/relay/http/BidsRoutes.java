@@ -1,5 +1,12 @@
 package io.relay.http;
 
+import static org.apache.pekko.http.javadsl.server.Directives.concat;
+import static org.apache.pekko.http.javadsl.server.Directives.get;
+import static org.apache.pekko.http.javadsl.server.Directives.parameterOptional;
+import static org.apache.pekko.http.javadsl.server.Directives.path;
+import static org.apache.pekko.http.javadsl.server.Directives.pathPrefix;
+import static org.apache.pekko.http.javadsl.server.Directives.post;
+
 import io.relay.Ask;
 import io.relay.deny.DenyCapacity;
 import io.relay.deny.DenyList;
@@ -14,7 +21,6 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
-import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
@@ -23,41 +29,20 @@ import org.apache.pekko.http.javadsl.server.Route;
  * at most {@code deny-max-lifetime} ahead (400 otherwise); a new booking beyond the list's capacity
  * gets 507. A change is answered 204 once every reachable member applies it, and 503 with {@code
  * Retry-After} when one does not confirm in time (docs/cluster.md, "A strict deny").
+ *
+ * @param maxLifetime how far ahead {@code exp} may lie
+ * @param changeTimeout how long a change may take to be stored and confirmed
  */
-final class BidsRoutes extends AllDirectives {
+record BidsRoutes(
+    AccessGuard guard,
+    HttpSettings settings,
+    Duration maxLifetime,
+    Duration changeTimeout,
+    ActorRef<DenyList.Command> denyList,
+    BooleanSupplier denyListRead,
+    RelayMetrics metrics,
+    ActorSystem<?> system) {
   private static final String ADMIN = "relay:admin";
-
-  private final AccessGuard guard;
-  private final HttpSettings settings;
-  private final Duration maxLifetime;
-  private final Duration changeTimeout;
-  private final ActorRef<DenyList.Command> denyList;
-  private final BooleanSupplier denyListRead;
-  private final RelayMetrics metrics;
-  private final ActorSystem<?> system;
-
-  /**
-   * @param maxLifetime how far ahead {@code exp} may lie
-   * @param changeTimeout how long a change may take to be stored and confirmed
-   */
-  BidsRoutes(
-      AccessGuard guard,
-      HttpSettings settings,
-      Duration maxLifetime,
-      Duration changeTimeout,
-      ActorRef<DenyList.Command> denyList,
-      BooleanSupplier denyListRead,
-      RelayMetrics metrics,
-      ActorSystem<?> system) {
-    this.guard = guard;
-    this.settings = settings;
-    this.maxLifetime = maxLifetime;
-    this.changeTimeout = changeTimeout;
-    this.denyList = denyList;
-    this.denyListRead = denyListRead;
-    this.metrics = metrics;
-    this.system = system;
-  }
 
   Route route() {
     return pathPrefix("bids", () -> concat(list("deny", true), list("allow", false)));
@@ -67,27 +52,12 @@ final class BidsRoutes extends AllDirectives {
     return path(
         name,
         () ->
-            optionalHeaderValueByName(
-                "Authorization",
-                authorization ->
-                    concat(
-                        post(
-                            () ->
-                                parameterOptional(
-                                    "bid",
-                                    bid ->
-                                        parameterOptional(
-                                            "exp",
-                                            exp ->
-                                                completeWithFuture(
-                                                    guard.withScope(
-                                                        authorization,
-                                                        ADMIN,
-                                                        claims -> set(bid, exp, denied)))))),
-                        get(
-                            () ->
-                                completeWithFuture(
-                                    guard.withScope(authorization, ADMIN, claims -> read(denied)))))));
+            concat(
+                post(
+                    () ->
+                        parameterOptional(
+                            "bid", bid -> parameterOptional("exp", exp -> guard.route(ADMIN, claims -> set(bid, exp, denied))))),
+                get(() -> guard.route(ADMIN, claims -> read(denied)))));
   }
 
   private CompletionStage<HttpResponse> set(Optional<String> bid, Optional<String> exp, boolean denied) {

@@ -103,7 +103,7 @@ public final class HttpApi extends AllDirectives {
                     services.settings().statusAnswerTimeout(),
                     system)
                 .route());
-    return cors.wrap(routes.seal(jsonRejections(), jsonExceptions(guard)));
+    return cors.wrap(routes.seal(jsonRejections(), jsonExceptions()));
   }
 
   /**
@@ -126,17 +126,12 @@ public final class HttpApi extends AllDirectives {
     return pipeline -> RelayUpgrade.install(pipeline, admission, admissions, counters, errors, homes);
   }
 
-  private ExceptionHandler jsonExceptions(AccessGuard guard) {
-    return ExceptionHandler.newBuilder()
-        .matchAny(failure -> complete(guard.toResponse(failure)))
-        .build();
+  private ExceptionHandler jsonExceptions() {
+    return ExceptionHandler.newBuilder().matchAny(failure -> complete(guard.toResponse(failure))).build();
   }
 
   private static RejectionHandler jsonRejections() {
     return RejectionHandler.defaultHandler()
-        .mapRejectionResponse(
-            response -> {
-              return Json.error(response.status().intValue(), response.status().reason());
-            });
+        .mapRejectionResponse(response -> Json.error(response.status().intValue(), response.status().reason()));
   }
 }

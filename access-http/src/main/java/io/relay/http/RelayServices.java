@@ -14,7 +14,6 @@ import org.apache.pekko.actor.typed.ActorRef;
  * What a node's HTTP servers are given by its guardian: the node's actors and shared objects.
  *
  * @param denyListStatus whether the deny list has been read from a majority, and its size
- * @param node this node's cluster address, as reports name it
  */
 public record RelayServices(
     RelaySettings settings,
@@ -24,5 +23,4 @@ public record RelayServices(
     ActorRef<TopicRegistry.Command> registry,
     ActorRef<ClusterStatus.Gather> clusterStatus,
     ConnectionDirectory directory,
-    RelayMetrics metrics,
-    String node) {}
+    RelayMetrics metrics) {}

@@ -24,7 +24,6 @@ import io.relay.ws.Handshake;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -93,9 +92,7 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
     if (msg instanceof HttpRequest request && !headRead) {
       headRead = true;
       ctx.channel().config().setAutoRead(false);
-      if (ctx.pipeline().get(HeadTimeout.NAME) instanceof HeadTimeout timeout) {
-        timeout.headRead();
-      }
+      HeadTimeout.headRead(ctx.pipeline());
       // from here on the client's bytes arrive undecoded, as early frames
       ctx.pipeline().remove(DECODER);
       onHead(ctx, request);
@@ -107,53 +104,14 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
   }
 
   private void onHead(ChannelHandlerContext ctx, HttpRequest request) {
-    Requests.Refusal malformed = Requests.refusal(request);
-    if (malformed != null) {
-      Requests.countMalformed(malformed, counters, warnings);
-      refuse(ctx, malformed.status(), malformed.reason(), Map.of());
-      return;
-    }
     HttpHeaders headers = request.headers();
-    QueryStringDecoder target;
-    try {
-      target = new QueryStringDecoder(request.uri());
-      target.parameters();
-    } catch (IllegalArgumentException e) {
-      refuse(ctx, 400, "malformed request target", Map.of());
-      return;
-    }
-    String path = target.rawPath();
-    if (!path.equals(PREFIX) && !path.startsWith(PREFIX + "/")) {
-      refuse(ctx, 404, "The requested resource could not be found.", Map.of());
-      return;
-    }
-    if (!request.method().name().equals("GET")) {
-      refuse(ctx, 405, "HTTP method not allowed, supported methods: GET", Map.of("Allow", "GET"));
-      return;
-    }
+    QueryStringDecoder target = new QueryStringDecoder(request.uri());
     String key = header(headers, "Sec-WebSocket-Key");
     String topic;
     try {
-      topic = admission.topic(path.substring(PREFIX.length()));
-      Handshake.Problem problem =
-          Handshake.check(
-              header(headers, "Upgrade"), header(headers, "Connection"), key, header(headers, "Sec-WebSocket-Version"));
-      if (problem == Handshake.Problem.VERSION) {
-        throw new ApiException(426, "unsupported WebSocket version; this server speaks " + Handshake.VERSION);
-      }
-      if (problem != null
-          || !request.protocolVersion().equals(HttpVersion.HTTP_1_1)
-          || headers.getAll("Host").size() != 1
-          || HttpUtil.isContentLengthSet(request)
-          || HttpUtil.isTransferEncodingChunked(request)) {
-        throw new ApiException(400, "expected a WebSocket upgrade");
-      }
+      topic = admissible(request, target, key);
     } catch (ApiException e) {
       refuse(ctx, admission.refusal(e));
-      return;
-    }
-    if (!gate.tryEnter()) {
-      refuse(ctx, 503, "the node is admitting as many clients as it can; retry", Map.of("Retry-After", AdmissionGate.RETRY_AFTER_SECONDS));
       return;
     }
     List<String> codes = target.parameters().get("code");
@@ -168,6 +126,45 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
               gate.leave();
               ctx.executor().execute(() -> answer(ctx, topic, key, protocol, handler, failure));
             });
+  }
+
+  /** The topic of an upgrade that goes on to its admission, a place at the gate taken for it; else its refusal. */
+  private String admissible(HttpRequest request, QueryStringDecoder target, String key) {
+    Requests.Refusal malformed = Requests.refusal(request);
+    if (malformed != null) {
+      Requests.countMalformed(malformed, counters, warnings);
+      throw new ApiException(malformed.status(), malformed.reason());
+    }
+    try {
+      target.parameters();
+    } catch (IllegalArgumentException e) {
+      throw new ApiException(400, "malformed request target");
+    }
+    String path = target.rawPath();
+    if (!path.equals(PREFIX) && !path.startsWith(PREFIX + "/")) {
+      throw new ApiException(404, "The requested resource could not be found.");
+    }
+    if (!request.method().name().equals("GET")) {
+      throw new ApiException(405, "HTTP method not allowed, supported methods: GET");
+    }
+    String topic = admission.topic(path.substring(PREFIX.length()));
+    HttpHeaders headers = request.headers();
+    Handshake.Problem problem =
+        Handshake.check(header(headers, "Upgrade"), header(headers, "Connection"), key, header(headers, "Sec-WebSocket-Version"));
+    if (problem == Handshake.Problem.VERSION) {
+      throw new ApiException(426, "unsupported WebSocket version; this server speaks " + Handshake.VERSION);
+    }
+    if (problem != null
+        || !request.protocolVersion().equals(HttpVersion.HTTP_1_1)
+        || headers.getAll("Host").size() != 1
+        || HttpUtil.isContentLengthSet(request)
+        || HttpUtil.isTransferEncodingChunked(request)) {
+      throw new ApiException(400, "expected a WebSocket upgrade");
+    }
+    if (!gate.tryEnter()) {
+      throw new ApiException(503, "the node is admitting as many clients as it can; retry");
+    }
+    return topic;
   }
 
   /**
@@ -242,13 +239,9 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
   }
 
   private void refuse(ChannelHandlerContext ctx, Admission.Refusal refusal) {
-    refuse(ctx, refusal.status(), refusal.line(), refusal.headers());
-  }
-
-  private void refuse(ChannelHandlerContext ctx, int status, String line, Map<String, String> headers) {
     refused = true;
     releaseEarly();
-    Requests.answerAndClose(ctx, Requests.plain(status, line, headers));
+    Requests.answerAndClose(ctx, Requests.plain(refusal.status(), refusal.line(), refusal.headers()));
   }
 
   /** Every value of the field {@code name}, joined with commas, or null if it has none. */

@@ -1,5 +1,9 @@
 package io.relay.http;
 
+import static org.apache.pekko.http.javadsl.server.Directives.extractUnmatchedPath;
+import static org.apache.pekko.http.javadsl.server.Directives.pathPrefix;
+import static org.apache.pekko.http.javadsl.server.Directives.post;
+
 import io.relay.Ask;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyCapacity;
@@ -12,45 +16,20 @@ import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
  * {@code POST /session/{topic}}: exchanges a session token for a one-time relay URI.
  */
-final class SessionRoutes extends AllDirectives {
-  private final AccessGuard guard;
-  private final HttpSettings settings;
-  private final ActorRef<CodeStore.Command> codes;
-  private final DenyVerdicts denyVerdicts;
-  private final RelayMetrics metrics;
-  private final ActorSystem<?> system;
-
-  SessionRoutes(
-      AccessGuard guard,
-      HttpSettings settings,
-      ActorRef<CodeStore.Command> codes,
-      DenyVerdicts denyVerdicts,
-      RelayMetrics metrics,
-      ActorSystem<?> system) {
-    this.guard = guard;
-    this.settings = settings;
-    this.codes = codes;
-    this.denyVerdicts = denyVerdicts;
-    this.metrics = metrics;
-    this.system = system;
-  }
-
+record SessionRoutes(
+    AccessGuard guard,
+    HttpSettings settings,
+    ActorRef<CodeStore.Command> codes,
+    DenyVerdicts denyVerdicts,
+    RelayMetrics metrics,
+    ActorSystem<?> system) {
   Route route() {
-    return pathPrefix(
-        "session",
-        () ->
-            post(
-                () ->
-                    extractUnmatchedPath(
-                        path ->
-                            optionalHeaderValueByName(
-                                "Authorization", authorization -> completeWithFuture(answer(authorization, path))))));
+    return pathPrefix("session", () -> post(() -> extractUnmatchedPath(path -> guard.route(null, claims -> issue(path, claims)))));
   }
 
   /**

@@ -1,5 +1,13 @@
 package io.relay.http;
 
+import static org.apache.pekko.http.javadsl.server.Directives.concat;
+import static org.apache.pekko.http.javadsl.server.Directives.get;
+import static org.apache.pekko.http.javadsl.server.Directives.getFromResourceDirectory;
+import static org.apache.pekko.http.javadsl.server.Directives.path;
+import static org.apache.pekko.http.javadsl.server.Directives.pathEndOrSingleSlash;
+import static org.apache.pekko.http.javadsl.server.Directives.pathPrefix;
+import static org.apache.pekko.http.javadsl.server.Directives.redirect;
+
 import io.relay.Ask;
 import io.relay.status.ClusterStatus;
 import java.time.Duration;
@@ -20,7 +28,6 @@ import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.Uri;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
-import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
@@ -30,22 +37,11 @@ import org.apache.pekko.http.javadsl.server.Route;
  * /cluster} for the cluster page (the members as this node sees them, every node's connections, the
  * recent claims, evictions and denies, and the nodes that did not answer); and the operator pages
  * themselves under {@code /ui/}.
+ *
+ * @param timeout how long to wait for the whole gathering
  */
-final class StatusRoutes extends AllDirectives {
+record StatusRoutes(AccessGuard guard, ActorRef<ClusterStatus.Gather> status, Duration timeout, ActorSystem<?> system) {
   static final String MISSING_NODES = "X-Relay-Missing-Nodes";
-
-  private final AccessGuard guard;
-  private final ActorRef<ClusterStatus.Gather> status;
-  private final Duration timeout;
-  private final ActorSystem<?> system;
-
-  /** @param timeout how long to wait for the whole gathering */
-  StatusRoutes(AccessGuard guard, ActorRef<ClusterStatus.Gather> status, Duration timeout, ActorSystem<?> system) {
-    this.guard = guard;
-    this.status = status;
-    this.timeout = timeout;
-    this.system = system;
-  }
 
   Route route() {
     return concat(
@@ -61,16 +57,7 @@ final class StatusRoutes extends AllDirectives {
 
   /** {@code GET /name}, guarded by relay:stats, answered from one gathering. */
   private Route gathered(String name, Function<ClusterStatus.Gathered, HttpResponse> respond) {
-    return path(
-        name,
-        () ->
-            get(
-                () ->
-                    optionalHeaderValueByName(
-                        "Authorization",
-                        authorization ->
-                            completeWithFuture(
-                                guard.withScope(authorization, "relay:stats", claims -> gather().thenApply(respond))))));
+    return path(name, () -> get(() -> guard.route("relay:stats", claims -> gather().thenApply(respond))));
   }
 
   private CompletionStage<ClusterStatus.Gathered> gather() {

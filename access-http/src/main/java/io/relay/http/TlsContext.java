@@ -6,6 +6,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 import io.netty.handler.ssl.util.KeyManagerFactoryWrapper;
+import io.relay.config.KeyPairs;
 import io.relay.config.SettingsReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -16,8 +17,6 @@ import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.Principal;
 import java.security.PrivateKey;
-import java.security.Signature;
-import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.function.LongSupplier;
@@ -102,37 +101,10 @@ public final class TlsContext {
     } catch (IOException | RuntimeException e) {
       throw SettingsReader.invalid("relay.tls-key", "cannot read a PEM private key: " + e.getMessage());
     }
-    if (!matches(key, chain[0])) {
+    if (!KeyPairs.matches(key, chain[0])) {
       throw SettingsReader.invalid("relay.tls-key", "does not match the certificate");
     }
     return new Pair(version, chain, key);
-  }
-
-  /** Whether {@code key} signs what {@code cert}'s public key verifies. */
-  private static boolean matches(PrivateKey key, Certificate cert) {
-    String algorithm =
-        switch (key.getAlgorithm()) {
-          case "RSA" -> "SHA256withRSA";
-          case "EC" -> "SHA256withECDSA";
-          case "Ed25519", "EdDSA" -> "Ed25519";
-          default -> null;
-        };
-    if (algorithm == null) {
-      return true; // a kind of key this check does not know: the handshakes will tell
-    }
-    try {
-      byte[] probe = "relay key check".getBytes(StandardCharsets.US_ASCII);
-      Signature signer = Signature.getInstance(algorithm);
-      signer.initSign(key);
-      signer.update(probe);
-      byte[] signature = signer.sign();
-      Signature verifier = Signature.getInstance(algorithm);
-      verifier.initVerify(cert.getPublicKey());
-      verifier.update(probe);
-      return verifier.verify(signature);
-    } catch (GeneralSecurityException e) {
-      return false;
-    }
   }
 
   /**

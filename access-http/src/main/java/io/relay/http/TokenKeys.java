@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -88,17 +87,13 @@ public final class TokenKeys {
 
   /** The secrets, the current first; null when a file could not be read after the start. */
   private List<String> read(boolean atStart) {
-    List<String> secrets = new ArrayList<>(2);
     String now = read(current, atStart);
     String before = read(previous, atStart);
     if (now == null || before == null) {
       return null;
     }
-    secrets.add(now.isEmpty() ? HttpSettings.DEV_SECRET : now);
-    if (!before.isEmpty()) {
-      secrets.add(before);
-    }
-    return List.copyOf(secrets);
+    String secret = now.isEmpty() ? HttpSettings.DEV_SECRET : now;
+    return before.isEmpty() ? List.of(secret) : List.of(secret, before);
   }
 
   /** The secret of {@code source}: its value, its file's text without surrounding white space, or "" if unset. */

@@ -23,6 +23,8 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.LongSupplier;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
 
 /**
  * Checks practable-style access tokens: HS256 only, sent raw or as {@code Bearer}, with {@code
@@ -218,26 +220,20 @@ final class TokenVerifier {
 
   /** The relay's claims of a verified token whose claims have their types. */
   private static Claims claims(JsonNode payload, DecodedJWT jwt) {
-    List<String> scopes = new ArrayList<>();
-    payload.get("scopes").forEach(scope -> scopes.add(scope.asText()));
     return new Claims(
         string(payload, "topic"),
         string(payload, "prefix"),
-        List.copyOf(scopes),
+        elements(payload.get("scopes")).map(JsonNode::asText).toList(),
         string(payload, "booking_id"),
         jwt.getExpiresAtAsInstant().getEpochSecond());
   }
 
   private static boolean isStrings(JsonNode node) {
-    if (!node.isArray()) {
-      return false;
-    }
-    for (JsonNode element : node) {
-      if (!element.isTextual()) {
-        return false;
-      }
-    }
-    return true;
+    return node.isArray() && elements(node).allMatch(JsonNode::isTextual);
+  }
+
+  private static Stream<JsonNode> elements(JsonNode array) {
+    return StreamSupport.stream(array.spliterator(), false);
   }
 
   private static String string(JsonNode payload, String name) {

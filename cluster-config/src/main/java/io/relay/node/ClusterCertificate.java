@@ -1,5 +1,6 @@
 package io.relay.node;
 
+import io.relay.config.KeyPairs;
 import io.relay.config.SettingsReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -8,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
-import java.security.Signature;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
@@ -59,7 +59,7 @@ record ClusterCertificate(Set<String> names, String serial, Instant notAfter, St
       throw SettingsReader.invalid(
           "relay.cluster-tls-key", "cannot read an RSA private key, PKCS#1 or unencrypted PKCS#8 PEM (the only kind Pekko's provider reads): " + e.getMessage());
     }
-    if (!matches(key, cert)) {
+    if (!key.getAlgorithm().equals("RSA") || !KeyPairs.matches(key, cert)) {
       throw SettingsReader.invalid("relay.cluster-tls-key", "does not match the certificate of relay.cluster-tls-cert");
     }
     Set<String> names = names(cert);
@@ -75,21 +75,6 @@ record ClusterCertificate(Set<String> names, String serial, Instant notAfter, St
       return (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
     } catch (IOException | GeneralSecurityException | ClassCastException e) {
       throw SettingsReader.invalid(key, "cannot read a PEM certificate from " + file + ": " + e.getMessage());
-    }
-  }
-
-  private static boolean matches(PrivateKey key, X509Certificate cert) {
-    try {
-      byte[] probe = "relay cluster key check".getBytes(StandardCharsets.US_ASCII);
-      Signature signer = Signature.getInstance("SHA256withRSA");
-      signer.initSign(key);
-      signer.update(probe);
-      Signature verifier = Signature.getInstance("SHA256withRSA");
-      verifier.initVerify(cert.getPublicKey());
-      verifier.update(probe);
-      return verifier.verify(signer.sign());
-    } catch (GeneralSecurityException e) {
-      return false;
     }
   }
 

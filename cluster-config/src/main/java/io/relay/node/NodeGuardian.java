@@ -19,6 +19,7 @@ import io.relay.http.HttpSettings;
 import io.relay.http.RelayServices;
 import io.relay.http.server.ClientPorts;
 import io.relay.http.server.PortCounters;
+import io.relay.http.server.PortSettings;
 import io.relay.metrics.RelayMetrics;
 import io.relay.status.ClusterStatus;
 import io.relay.status.StatsTopic;
@@ -158,7 +159,7 @@ final class NodeGuardian {
         "relay_cluster_members",
         "Members of the cluster as this node sees them",
         () -> cluster.state().getMembers().spliterator().estimateSize());
-    return new RelayServices(relay, codes, denyList, state.denyList(), registry, clusterStatus, directory, metrics, node);
+    return new RelayServices(relay, codes, denyList, state.denyList(), registry, clusterStatus, directory, metrics);
   }
 
   private static void bindServers(
@@ -167,7 +168,7 @@ final class NodeGuardian {
     HttpSettings http = settings.http();
     Optional<SslContext> tls = settings.tls();
     ClientPorts ports = HttpServer.start(system, settings.ports(), settings.node().unbindDeadline());
-    registerPortMetrics(state.metrics(), ports);
+    registerPortMetrics(state.metrics(), ports, settings.ports());
     PortCounters counters = ports.counters();
     CompletionStage<InetSocketAddress> access =
         settings.node().runsAccess()
@@ -181,10 +182,10 @@ final class NodeGuardian {
     access.thenAcceptBoth(relay, state::serversBound);
   }
 
-  private static void registerPortMetrics(RelayMetrics metrics, ClientPorts ports) {
+  private static void registerPortMetrics(RelayMetrics metrics, ClientPorts ports, PortSettings settings) {
     PortCounters counters = ports.counters();
-    metrics.gauge("relay_socket_connections", "Client connections open on the node's client ports", ports.slots()::used);
-    metrics.gauge("relay_max_connections", "Client connections the node's client ports hold at most", ports.slots()::limit);
+    metrics.gauge("relay_socket_connections", "Client connections open on the node's client ports", ports::connections);
+    metrics.gauge("relay_max_connections", "Client connections the node's client ports hold at most", settings::maxConnections);
     metrics.counter("relay_accept_failures", "accept() calls that failed (file descriptors exhausted)", counters::acceptFailures);
     metrics.counter("relay_header_timeouts", "Connections closed for not finishing a request head in time", counters::headerTimeouts);
     metrics.counter("relay_malformed_request_heads", "Request heads refused as unreadable (400, 414, 431, 505)", counters::malformedHeads);

@@ -9,34 +9,25 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Arrays;
 
 /**
  * The harness's relay client: what {@link ReconnectingClient} does (POST the token for a one-time
  * code, connect to the URI it names, reconnect when {@link ReconnectPolicy} says), on non-blocking
- * sockets driven by a {@link SelectorLoop}, so that thousands of participants cost one thread and see
- * a connection end as soon as the kernel reports it. HTTP/1.1 and the client side of RFC 6455 are
- * spoken directly: a fresh connection with {@code Connection: close} for each code, the opening
- * handshake with its {@code Sec-WebSocket-Accept} checked, masked frames out, whole messages in
- * (continuations joined), pings answered, the server's close echoed. Every method runs on the
- * loop's thread; {@link #start} and {@link #close} hand themselves over.
+ * sockets driven by a {@link SelectorLoop} ({@link LoopSocket}), so that thousands of participants
+ * cost one thread and see a connection end as soon as the kernel reports it. HTTP/1.1 and the
+ * client side of RFC 6455 are spoken directly: a fresh connection with {@code Connection: close}
+ * for each code, the opening handshake with its {@code Sec-WebSocket-Accept} checked, masked
+ * frames out, whole messages in ({@link ServerFrames}), pings answered, the server's close echoed.
+ * Every method runs on the loop's thread; {@link #start} and {@link #close} hand themselves over.
  *
  * <p>Given a silence limit, an open connection from which nothing (no frame, not even a ping: the
  * relay pings a connection it has sent nothing to for half its {@code RELAY_PING_INTERVAL}) has
  * arrived for that long is given up as dead (1006) and the client reconnects: what a client must
  * do to leave a node that is cut off from the network, whose connections end without a sound.
- *
- * <p>Why one class of over 500 lines: it is one non-blocking client's state machine (the POST for
- * a code, the handshake, frames, the close, the retry) over one socket's channel, key, buffers and
- * deadline, driven from one selector loop's thread; every phase reads and writes that same state,
- * so split apart, each piece would need it handed over and the loop's single-thread rule restated.
  */
-final class LoopClient implements SelectorLoop.Ready {
+final class LoopClient implements LoopSocket.Client, ServerFrames.Handler {
   /** How long a code request or an upgrade may take before the attempt counts as unanswered. */
   private static final long ATTEMPT_DEADLINE_MILLIS = 10_000;
   private static final int MAX_HEAD = 16 * 1024;
@@ -53,33 +44,23 @@ final class LoopClient implements SelectorLoop.Ready {
   private final ReconnectingClient.Listener listener;
   /** How long an open connection may stay silent before it is given up; 0: forever. */
   private final long silenceMillis;
+  private final ServerFrames frames = new ServerFrames();
 
   private volatile boolean stopped;
   private Phase phase = Phase.IDLE;
   private int attempts;
-  private SocketChannel channel;
-  private SelectionKey key;
+  /** The attempt's connection, or null between attempts. */
+  private LoopSocket socket;
   private SelectorLoop.Timer deadline;
   private SelectorLoop.Timer silenceWatch;
   private long lastInNanos;
   private String expectedAccept;
-  private ByteBuffer in = ByteBuffer.allocate(4096);
-  private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
-  /** The message being joined from its frames, and its opcode (1 text, 2 binary; 0 none). */
-  private byte[] message = new byte[0];
-  private int messageLength;
-  private int messageOpcode;
 
   /**
    * @param relayBase where to connect (scheme, host, port) instead of where the code's URI points,
    *     for a client behind another ingress replica; null to follow the URI
+   * @param silence how long an open connection may stay silent before it is given up; zero: forever
    */
-  LoopClient(
-      SelectorLoop loop, URI access, String topic, String token, URI relayBase, ReconnectPolicy policy, ReconnectingClient.Listener listener) {
-    this(loop, access, topic, token, relayBase, policy, listener, Duration.ZERO);
-  }
-
-  /** @param silence how long an open connection may stay silent before it is given up; zero: forever */
   LoopClient(
       SelectorLoop loop, URI access, String topic, String token, URI relayBase, ReconnectPolicy policy, ReconnectingClient.Listener listener,
       Duration silence) {
@@ -106,7 +87,7 @@ final class LoopClient implements SelectorLoop.Ready {
     if (phase != Phase.OPEN) {
       return false;
     }
-    write(ClientWire.masked(0x1, text.getBytes(StandardCharsets.UTF_8)));
+    socket.write(ClientWire.masked(0x1, text.getBytes(StandardCharsets.UTF_8)));
     return phase == Phase.OPEN;
   }
 
@@ -116,7 +97,7 @@ final class LoopClient implements SelectorLoop.Ready {
     loop.execute(
         () -> {
           if (phase == Phase.OPEN) {
-            write(ClientWire.masked(0x8, ClientWire.closePayload(1000)));
+            socket.write(ClientWire.masked(0x8, ClientWire.closePayload(1000)));
           }
           drop();
         });
@@ -153,92 +134,36 @@ final class LoopClient implements SelectorLoop.Ready {
 
   private void open(Phase next, URI target, String request) {
     phase = next;
-    in.clear();
     deadline = loop.schedule(ATTEMPT_DEADLINE_MILLIS, () -> refused(0, "no answer within " + ATTEMPT_DEADLINE_MILLIS + " ms", Duration.ZERO));
     try {
-      channel = SocketChannel.open();
-      channel.configureBlocking(false);
-      channel.socket().setTcpNoDelay(true);
-      out.add(ByteBuffer.wrap(request.getBytes(StandardCharsets.ISO_8859_1)));
-      int port = target.getPort() > 0 ? target.getPort() : 80;
-      if (channel.connect(new InetSocketAddress(target.getHost(), port))) {
-        key = channel.register(loop.selector(), SelectionKey.OP_READ, this);
-        flush();
-      } else {
-        key = channel.register(loop.selector(), SelectionKey.OP_CONNECT, this);
-      }
+      InetSocketAddress to = new InetSocketAddress(target.getHost(), target.getPort() > 0 ? target.getPort() : 80);
+      socket = new LoopSocket(loop, to, ByteBuffer.wrap(request.getBytes(StandardCharsets.ISO_8859_1)), this);
     } catch (IOException | RuntimeException e) {
       refused(0, String.valueOf(e.getMessage()), Duration.ZERO);
     }
   }
 
-  @Override
-  public void onReady(SelectionKey ready) {
-    try {
-      if (ready.isConnectable()) {
-        channel.finishConnect();
-        key.interestOps(SelectionKey.OP_READ);
-        flush();
-        return;
-      }
-      if (ready.isWritable()) {
-        flush();
-      }
-      if (ready.isReadable()) {
-        read();
-      }
-    } catch (IOException | RuntimeException e) {
-      lost(String.valueOf(e.getMessage()));
-    }
-  }
-
-  /** Reads until the socket has no more, or the attempt moved on to another socket (or none). */
-  private void read() throws IOException {
-    ByteBuffer buffer = loop.readBuffer();
-    SocketChannel reading = channel;
-    while (channel == reading) {
-      buffer.clear();
-      int n = channel.read(buffer);
-      if (n > 0) {
-        lastInNanos = System.nanoTime();
-        buffer.flip();
-        append(buffer);
-        consume();
-      }
-      if (n < 0) {
-        ended();
-        return;
-      }
-      if (n < buffer.capacity()) {
-        return;
-      }
-    }
-  }
-
-  private void append(ByteBuffer bytes) {
-    if (in.remaining() < bytes.remaining()) {
-      ByteBuffer larger = ByteBuffer.allocate(Math.max(in.capacity() * 2, in.position() + bytes.remaining()));
-      in.flip();
-      larger.put(in);
-      in = larger;
-    }
-    in.put(bytes);
-  }
-
   /** Acts on what has arrived: an answer's head (and body), or frames. */
-  private void consume() {
+  @Override
+  public void onBytes() {
+    lastInNanos = System.nanoTime();
     if (phase == Phase.CODE) {
       codeAnswer(false);
     } else if (phase == Phase.UPGRADE) {
       upgradeAnswer();
     }
     if (phase == Phase.OPEN) {
-      frames();
+      ByteBuffer in = socket.in();
+      int handled = frames.read(in.array(), in.position(), this);
+      if (phase == Phase.OPEN) {
+        socket.consumed(handled);
+      }
     }
   }
 
   /** The server closed its side. */
-  private void ended() {
+  @Override
+  public void onEnded() {
     if (phase == Phase.CODE) {
       codeAnswer(true);
     } else if (phase == Phase.OPEN) {
@@ -249,7 +174,8 @@ final class LoopClient implements SelectorLoop.Ready {
   }
 
   /** The connection failed (reset, refused): no answer during an attempt, 1006 once open. */
-  private void lost(String why) {
+  @Override
+  public void onLost(String why) {
     if (phase == Phase.OPEN) {
       closed(1006, why);
     } else if (phase != Phase.IDLE) {
@@ -258,6 +184,7 @@ final class LoopClient implements SelectorLoop.Ready {
   }
 
   private void codeAnswer(boolean atEnd) {
+    ByteBuffer in = socket.in();
     ResponseHead head = ResponseHead.parse(in);
     if (head == null) {
       if (atEnd || in.position() > MAX_HEAD) {
@@ -291,9 +218,9 @@ final class LoopClient implements SelectorLoop.Ready {
   }
 
   private void upgradeAnswer() {
-    ResponseHead head = ResponseHead.parse(in);
+    ResponseHead head = ResponseHead.parse(socket.in());
     if (head == null) {
-      if (in.position() > MAX_HEAD) {
+      if (socket.in().position() > MAX_HEAD) {
         refused(0, "upgrade answer too long", Duration.ZERO);
       }
       return;
@@ -308,9 +235,8 @@ final class LoopClient implements SelectorLoop.Ready {
     }
     deadline.cancel();
     phase = Phase.OPEN;
-    compact(head.length());
-    messageOpcode = 0;
-    messageLength = 0;
+    socket.consumed(head.length());
+    frames.reset();
     policy.connected();
     lastInNanos = System.nanoTime();
     if (silenceMillis > 0) {
@@ -325,109 +251,29 @@ final class LoopClient implements SelectorLoop.Ready {
     }
   }
 
-  /** Handles every whole frame in {@link #in}; keeps a partial one for the next read. */
-  private void frames() {
-    byte[] b = in.array();
-    int at = 0;
-    int end = in.position();
-    while (phase == Phase.OPEN && end - at >= 2) {
-      boolean fin = (b[at] & 0x80) != 0;
-      int opcode = b[at] & 0x0F;
-      boolean masked = (b[at + 1] & 0x80) != 0;
-      int len7 = b[at + 1] & 0x7F;
-      int headerLength = 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0) + (masked ? 4 : 0);
-      if (end - at < headerLength) {
-        break;
-      }
-      long length = len7;
-      if (len7 == 126) {
-        length = ((b[at + 2] & 0xFF) << 8) | (b[at + 3] & 0xFF);
-      } else if (len7 == 127) {
-        length = 0;
-        for (int i = 0; i < 8; i++) {
-          length = (length << 8) | (b[at + 2 + i] & 0xFF);
-        }
-      }
-      if (length > Integer.MAX_VALUE - headerLength) {
-        closed(1009, "frame of " + length + " bytes");
-        return;
-      }
-      if (end - at < headerLength + length) {
-        break;
-      }
-      int payload = at + headerLength;
-      if (masked) {
-        for (int i = 0; i < length; i++) {
-          b[payload + i] ^= b[payload - 4 + (i & 3)];
-        }
-      }
-      frame(fin, opcode, b, payload, (int) length);
-      at = payload + (int) length;
-    }
-    if (phase == Phase.OPEN) {
-      compact(at);
-    }
+  @Override
+  public boolean onMessage(boolean text, byte[] message) {
+    listener.onMessage(text, message);
+    return phase == Phase.OPEN;
   }
 
-  private void frame(boolean fin, int opcode, byte[] b, int from, int length) {
-    switch (opcode) {
-      case 0x0, 0x1, 0x2 -> {
-        if (opcode != 0) {
-          messageOpcode = opcode;
-          messageLength = 0;
-        }
-        if (message.length < messageLength + length) {
-          message = Arrays.copyOf(message, Math.max(message.length * 2, messageLength + length));
-        }
-        System.arraycopy(b, from, message, messageLength, length);
-        messageLength += length;
-        if (fin) {
-          listener.onMessage(messageOpcode == 0x1, Arrays.copyOf(message, messageLength));
-          messageOpcode = 0;
-          messageLength = 0;
-        }
-      }
-      case 0x9 -> write(ClientWire.masked(0xA, Arrays.copyOfRange(b, from, from + length)));
-      case 0x8 -> {
-        int code = length >= 2 ? ((b[from] & 0xFF) << 8) | (b[from + 1] & 0xFF) : 1005;
-        String reason = length > 2 ? new String(b, from + 2, length - 2, StandardCharsets.UTF_8) : "";
-        write(ClientWire.masked(0x8, length >= 2 ? ClientWire.closePayload(code) : new byte[0]));
-        closed(code, reason);
-      }
-      default -> { } // pong, or an opcode the relay never sends
-    }
+  @Override
+  public boolean onPing(byte[] payload) {
+    socket.write(ClientWire.masked(0xA, payload));
+    return phase == Phase.OPEN;
   }
 
-  private void write(ByteBuffer bytes) {
-    out.add(bytes);
-    try {
-      flush();
-    } catch (IOException e) {
-      lost(String.valueOf(e.getMessage()));
-    }
+  @Override
+  public boolean onClose(int code, String reason) {
+    socket.write(ClientWire.masked(0x8, code == 1005 ? new byte[0] : ClientWire.closePayload(code)));
+    closed(code, reason);
+    return false;
   }
 
-  private void flush() throws IOException {
-    if (channel == null || !channel.isConnected()) {
-      return;
-    }
-    while (!out.isEmpty()) {
-      ByteBuffer next = out.peekFirst();
-      channel.write(next);
-      if (next.hasRemaining()) {
-        break;
-      }
-      out.pollFirst();
-    }
-    if (key.isValid()) {
-      key.interestOps(out.isEmpty() ? SelectionKey.OP_READ : SelectionKey.OP_READ | SelectionKey.OP_WRITE);
-    }
-  }
-
-  private void compact(int consumed) {
-    in.flip();
-    in.position(consumed);
-    in.compact();
+  @Override
+  public boolean onTooLong(long length) {
+    closed(1009, "frame of " + length + " bytes");
+    return false;
   }
 
   /** An attempt failed: report it and try again when the policy says. */
@@ -465,18 +311,9 @@ final class LoopClient implements SelectorLoop.Ready {
       deadline.cancel();
       deadline = null;
     }
-    out.clear();
-    if (key != null) {
-      key.cancel();
-      key = null;
-    }
-    if (channel != null) {
-      try {
-        channel.close();
-      } catch (IOException ignored) {
-        // the socket is being given up
-      }
-      channel = null;
+    if (socket != null) {
+      socket.close();
+      socket = null;
     }
   }
 }

@@ -255,7 +255,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       if (next == null) {
         break;
       }
-      if (next.isClose()) {
+      if (next.opcode() == WsFrames.CLOSE) {
         sendClose(next);
         return;
       }

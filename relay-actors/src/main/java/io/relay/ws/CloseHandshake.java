@@ -33,13 +33,10 @@ public final class CloseHandshake {
    *     (the handshake is complete: end the connection now)
    */
   public WsFrames.Frame onPeerClose(CloseFrame close) {
-    if (state != State.OPEN) {
-      state = State.ENDING;
-      return null;
-    }
+    boolean answer = state == State.OPEN;
     state = State.ENDING;
     int echo = close.code() == CloseFrame.NO_CODE ? CloseCodes.NORMAL : close.code();
-    return WsFrames.close(echo, "");
+    return answer ? WsFrames.close(echo, "") : null;
   }
 
   /**

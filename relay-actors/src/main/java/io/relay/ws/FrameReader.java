@@ -1,6 +1,7 @@
 package io.relay.ws;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 
 /**
  * Splits the bytes a client sends into WebSocket frames (RFC 6455 section 5.2), whatever the
@@ -30,11 +31,11 @@ public final class FrameReader {
     boolean onPayload(ByteBuf bytes, int start, int length, boolean last);
   }
 
+  /** The longest header: two bytes, a 64-bit length and the masking key. */
   private static final int MAX_HEADER = 14;
 
-  /** The start of a header that is not complete yet, {@code headerHave} bytes of it. */
-  private final byte[] header = new byte[MAX_HEADER];
-  private int headerHave;
+  /** A header split across reads, as far as it has arrived. */
+  private final ByteBuf split = Unpooled.wrappedBuffer(new byte[MAX_HEADER]).clear();
   /** Payload bytes of the current frame still to come, or -1 between frames. */
   private long payloadLeft = -1;
 
@@ -46,51 +47,55 @@ public final class FrameReader {
    */
   public boolean read(ByteBuf bytes, Handler handler) {
     while (true) {
-      int at = bytes.readerIndex();
-      int available = bytes.readableBytes();
       if (payloadLeft < 0) {
-        if (headerHave == 0 && available >= 2 && available >= headerLength(bytes.getByte(at + 1))) {
-          // the usual case: the whole header lies in this read
-          bytes.readBytes(header, 0, headerLength(bytes.getByte(at + 1)));
-        } else {
-          // gather the header across reads: two bytes tell its length
-          if (available == 0) {
-            return true;
-          }
-          int need = headerHave < 2 ? 2 : headerLength(header[1]);
-          int take = Math.min(available, need - headerHave);
-          bytes.readBytes(header, headerHave, take);
-          headerHave += take;
-          if (headerHave < 2 || headerHave < headerLength(header[1])) {
-            continue;
-          }
-        }
-        headerHave = 0;
-        if (!onHeader(handler)) {
-          return false;
-        }
-        if (payloadLeft == 0) {
-          payloadLeft = -1;
-          if (!handler.onPayload(bytes, bytes.readerIndex(), 0, true)) {
-            return false;
-          }
-        }
-      } else {
-        if (available == 0) {
+        ByteBuf header = header(bytes);
+        if (header == null) {
           return true;
         }
-        int n = (int) Math.min(payloadLeft, available);
+        boolean goOn = onHeader(header, handler);
+        split.clear();
+        if (!goOn) {
+          return false;
+        }
+      } else {
+        // an empty payload is one empty piece
+        int n = (int) Math.min(payloadLeft, bytes.readableBytes());
+        if (n == 0 && payloadLeft > 0) {
+          return true;
+        }
         payloadLeft -= n;
         boolean last = payloadLeft == 0;
         if (last) {
           payloadLeft = -1;
         }
-        boolean goOn = handler.onPayload(bytes, at, n, last);
+        boolean goOn = handler.onPayload(bytes, bytes.readerIndex(), n, last);
         bytes.skipBytes(n);
         if (!goOn) {
           return false;
         }
       }
+    }
+  }
+
+  /**
+   * Where the next header can be read whole: {@code bytes} itself when the whole header lies in
+   * it (the usual case), else the header gathered across reads; null while it has not all arrived.
+   */
+  private ByteBuf header(ByteBuf bytes) {
+    int available = bytes.readableBytes();
+    if (!split.isReadable() && available >= 2 && available >= headerLength(bytes.getByte(bytes.readerIndex() + 1))) {
+      return bytes;
+    }
+    while (true) {
+      // its first two bytes tell its length
+      int need = split.readableBytes() < 2 ? 2 : headerLength(split.getByte(1));
+      if (split.readableBytes() == need) {
+        return split;
+      }
+      if (!bytes.isReadable()) {
+        return null;
+      }
+      split.writeBytes(bytes, Math.min(bytes.readableBytes(), need - split.readableBytes()));
     }
   }
 
@@ -101,31 +106,14 @@ public final class FrameReader {
     return 2 + extended + ((second & 0x80) != 0 ? 4 : 0);
   }
 
-  private boolean onHeader(Handler handler) {
-    int first = header[0] & 0xFF;
-    int second = header[1] & 0xFF;
+  /** Reads the header at {@code header}'s reader index and tells the handler. */
+  private boolean onHeader(ByteBuf header, Handler handler) {
+    int first = header.readUnsignedByte();
+    int second = header.readUnsignedByte();
     boolean masked = (second & 0x80) != 0;
     int length7 = second & 0x7F;
-    int at = 2;
-    long length;
-    if (length7 == 126) {
-      length = ((header[2] & 0xFFL) << 8) | (header[3] & 0xFFL);
-      at = 4;
-    } else if (length7 == 127) {
-      length = 0;
-      for (int i = 0; i < 8; i++) {
-        length = (length << 8) | (header[2 + i] & 0xFFL);
-      }
-      at = 10;
-    } else {
-      length = length7;
-    }
-    int mask = 0;
-    if (masked) {
-      for (int i = 0; i < 4; i++) {
-        mask = (mask << 8) | (header[at + i] & 0xFF);
-      }
-    }
+    long length = length7 == 126 ? header.readUnsignedShort() : length7 == 127 ? header.readLong() : length7;
+    int mask = masked ? header.readInt() : 0;
     payloadLeft = Math.max(length, 0);
     return handler.onHeader(
         (byte) (first & 0x0F), (first & 0x80) != 0, (first >> 4) & 0x7, masked, mask, length < 0 ? -1 : length);

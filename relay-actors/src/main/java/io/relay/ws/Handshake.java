@@ -3,12 +3,13 @@ package io.relay.ws;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.Base64;
 
 /**
  * The server's side of the WebSocket opening handshake (RFC 6455 section 4.2): what a client's
  * upgrade request must carry, and the {@code 101} answer that switches the connection to the
- * protocol. Works on header values, as the node's own request heads give them.
+ * protocol. Works on header values: each is null when the request has none.
  */
 public final class Handshake {
   /** The subprotocol browsers of practable's clients ask for; selected whenever it is requested. */
@@ -52,36 +53,14 @@ public final class Handshake {
     NOT_AN_UPGRADE
   }
 
-  /** Whether a comma-separated header value lists {@code token}, ignoring case and spaces. */
-  public static boolean hasToken(String value, String token) {
-    if (value == null) {
-      return false;
-    }
-    int start = 0;
-    while (start <= value.length()) {
-      int end = value.indexOf(',', start);
-      if (end < 0) {
-        end = value.length();
-      }
-      if (value.substring(start, end).trim().equalsIgnoreCase(token)) {
-        return true;
-      }
-      start = end + 1;
-    }
-    return false;
-  }
-
   /** Whether any entry of a comma-separated {@code Sec-WebSocket-Protocol} value is {@code protocol}. */
   public static boolean requestsProtocol(String value, String protocol) {
-    if (value == null) {
-      return false;
-    }
-    for (String requested : value.split(",")) {
-      if (requested.trim().equals(protocol)) {
-        return true;
-      }
-    }
-    return false;
+    return value != null && Arrays.stream(value.split(",")).anyMatch(requested -> requested.trim().equals(protocol));
+  }
+
+  /** Whether a comma-separated header value lists {@code token}, ignoring case and spaces. */
+  private static boolean hasToken(String value, String token) {
+    return value != null && Arrays.stream(value.split(",")).anyMatch(listed -> listed.trim().equalsIgnoreCase(token));
   }
 
   private static boolean validKey(String key) {

@@ -26,11 +26,10 @@ import java.util.Arrays;
  * <p>A binary message that arrives whole, in one frame within one read, is handed on still
  * masked, and its listener copies it once into the frame it relays, unmasking on the way. Any
  * other message's payload is copied out of the reads it arrives in and unmasked into an array of
- * its own, where a text message's UTF-8 is checked as it arrives. The array of a message that arrives over several reads is counted in the node's
- * {@link MemoryBudget} until the message is handed on or dropped. Breaking a rule or a close from
- * the client ends the reading: bytes after that are not read. Framing itself ({@link
- * FrameReader}), unmasking ({@link Unmasker}) and UTF-8 ({@link Utf8Validator}) are their own
- * classes.
+ * its own, where a text message's UTF-8 is checked as it arrives. The array of a message that
+ * arrives over several reads is counted in the node's {@link MemoryBudget} until the message is
+ * handed on or dropped. Breaking a rule or a close from the client ends the reading: bytes after
+ * that are not read.
  */
 public final class InboundProtocol implements FrameReader.Handler {
   /** How far ahead of the bytes that arrived a message's array may be made room for. */
@@ -80,10 +79,9 @@ public final class InboundProtocol implements FrameReader.Handler {
   private long frameOffset;
   private long frameLength;
   private byte[] control;
-  // the message being read: its payload from messageStart on, unmasked, in its own array
+  // the message being read: its payload, unmasked, in its own array
   private int messageOpcode = NO_MESSAGE;
   private byte[] message = NO_BYTES;
-  private int messageStart;
   private long messageSize;
   /** The bytes of {@code message} counted in the budget. */
   private volatile long reserved;
@@ -125,7 +123,7 @@ public final class InboundProtocol implements FrameReader.Handler {
    */
   public void discardMessages() {
     keepMessages = false;
-    dropMessage();
+    release();
   }
 
   /** The bytes of a message being received that count in the memory budget (any thread). */
@@ -133,12 +131,8 @@ public final class InboundProtocol implements FrameReader.Handler {
     return reserved;
   }
 
-  /** Lets go of the message being received (the connection ended). */
+  /** Lets go of the message being received (the connection ended, or the message did). */
   public void release() {
-    dropMessage();
-  }
-
-  private void dropMessage() {
     message = NO_BYTES;
     if (reserved > 0) {
       budget.release(reserved);
@@ -220,18 +214,19 @@ public final class InboundProtocol implements FrameReader.Handler {
       listener.onMaskedMessage(opcode, bytes, start, length, frameMask);
       return;
     }
+    boolean valid;
     if (keepMessages) {
-      int at = copyOut(bytes, start, length, last);
-      if (at < 0) {
+      int at = (int) messageSize;
+      if (!copyOut(bytes, start, length, last)) {
         violation(CloseCodes.TRY_AGAIN_LATER, "no memory for this message now");
         return;
       }
       Unmasker.unmask(message, at, length, frameMask, frameOffset);
-      if (text && !utf8.feed(message, at, length)) {
-        violation(CloseCodes.INVALID_PAYLOAD, "text message that is not UTF-8");
-        return;
-      }
-    } else if (text && !checkDiscarded(bytes, start, length)) {
+      valid = !text || utf8.feed(message, at, length);
+    } else {
+      valid = !text || checkDiscarded(bytes, start, length);
+    }
+    if (!valid) {
       violation(CloseCodes.INVALID_PAYLOAD, "text message that is not UTF-8");
       return;
     }
@@ -245,36 +240,29 @@ public final class InboundProtocol implements FrameReader.Handler {
       byte opcode = (byte) messageOpcode;
       byte[] bytesOut = keepMessages ? message : null;
       int size = (int) messageSize;
-      int payloadStart = messageStart;
       messageOpcode = NO_MESSAGE;
-      dropMessage();
-      messageStart = 0;
+      release();
       messageSize = 0;
-      listener.onMessage(opcode, bytesOut, payloadStart, size);
+      listener.onMessage(opcode, bytesOut, 0, size);
     }
   }
 
   /**
-   * Copies a piece of the payload, still masked, into the message's array.
+   * Copies a piece of the payload, still masked, into the message's array after what it holds.
    *
-   * @return where in the array the piece now starts, or -1 when the node's memory budget has no
-   *     room for the message to grow
+   * @return false when the node's memory budget has no room for the message to grow
    */
-  private int copyOut(ByteBuf bytes, int start, int length, boolean last) {
+  private boolean copyOut(ByteBuf bytes, int start, int length, boolean last) {
     int size = (int) messageSize;
     if (size == 0 && frameOffset == 0 && last && frameFin) {
       // the whole message in this read (the usual case): an array of its size
       message = new byte[length];
-      messageStart = 0;
-      bytes.getBytes(start, message, 0, length);
-      return 0;
+    } else if (!reserve(size + (int) Math.min(frameLength - frameOffset, Math.max(length, AHEAD)))) {
+      // room for the rest of the frame, but never more than 64 KiB ahead of what arrived
+      return false;
     }
-    // room for the rest of the frame, but never more than 64 KiB ahead of what arrived
-    if (!reserve(size + (int) Math.min(frameLength - frameOffset, Math.max(length, AHEAD)))) {
-      return -1;
-    }
-    bytes.getBytes(start, message, messageStart + size, length);
-    return messageStart + size;
+    bytes.getBytes(start, message, size, length);
+    return true;
   }
 
   /**
@@ -284,7 +272,7 @@ public final class InboundProtocol implements FrameReader.Handler {
    * @return false when the memory budget has no room for the larger array
    */
   private boolean reserve(int size) {
-    if (messageStart + size > message.length) {
+    if (size > message.length) {
       int capacity =
           (int) Math.min(Math.max(size, message == NO_BYTES ? 0 : 2 * message.length), maxMessageBytes);
       if (!budget.tryCharge(capacity - reserved)) {
@@ -325,7 +313,7 @@ public final class InboundProtocol implements FrameReader.Handler {
           violation(CloseCodes.PROTOCOL_ERROR, "invalid close frame");
         } else {
           ended = true;
-          dropMessage();
+          release();
           listener.onClose(close);
         }
       }
@@ -335,7 +323,7 @@ public final class InboundProtocol implements FrameReader.Handler {
 
   private boolean violation(int closeCode, String reason) {
     ended = true;
-    dropMessage();
+    release();
     listener.onViolation(closeCode, reason);
     return false;
   }

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The node-wide bound on what clients can make the node hold: frames queued for readers (and the
@@ -39,8 +38,6 @@ public final class MemoryBudget {
   private final Map<Holder, Long> shedding = new ConcurrentHashMap<>();
   private final Map<Holder, Boolean> holders = new ConcurrentHashMap<>();
   private final AtomicBoolean shedInProgress = new AtomicBoolean();
-  private final LongAdder shedCount = new LongAdder();
-  private final LongAdder shedBytes = new LongAdder();
   private final ShedListener listener;
 
   /** Told of each connection shed, to count and log it. */
@@ -69,16 +66,6 @@ public final class MemoryBudget {
   /** The bytes counted now. */
   public long used() {
     return used.get();
-  }
-
-  /** Connections shed so far. */
-  public long shedConnections() {
-    return shedCount.sum();
-  }
-
-  /** What the connections shed so far held when they were shed, in bytes. */
-  public long shedBytes() {
-    return shedBytes.sum();
   }
 
   public void register(Holder holder) {
@@ -157,8 +144,6 @@ public final class MemoryBudget {
           continue;
         }
         excess -= held;
-        shedCount.increment();
-        shedBytes.add(held);
         listener.shed(holder, held);
         holder.shed();
       }

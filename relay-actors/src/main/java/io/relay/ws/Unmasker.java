@@ -10,7 +10,8 @@ import java.nio.ByteOrder;
  * Removes the client's XOR mask from WebSocket payload bytes, eight bytes at a time, as longs in
  * the machine's own byte order: the mask is put in that order once per call, so that no access
  * swaps bytes. {@link InboundProtocol} unmasks each payload it keeps once, in the message's own
- * array, right after each piece is copied there, while the bytes are still in the cache.
+ * array, right after each piece is copied there, while the bytes are still in the cache; a whole
+ * binary message is unmasked as it is copied into the frame it is relayed in ({@link #copy}).
  */
 public final class Unmasker {
   private static final VarHandle LONGS =
@@ -19,12 +20,6 @@ public final class Unmasker {
 
   private Unmasker() {}
 
-  /**
-   * Unmasks {@code length} bytes of {@code bytes} from {@code start}, in place.
-   *
-   * @param mask the frame's masking key, as the 32-bit big-endian integer of the frame header
-   * @param offset how far into the frame's payload {@code bytes[start]} is
-   */
   /**
    * Writes {@code length} bytes of {@code from} from index {@code start}, the whole payload of a
    * frame masked with {@code mask}, to {@code to} unmasked, eight bytes at a time. Both buffers are
@@ -47,6 +42,12 @@ public final class Unmasker {
     to.writerIndex(to.writerIndex() + length);
   }
 
+  /**
+   * Unmasks {@code length} bytes of {@code bytes} from {@code start}, in place.
+   *
+   * @param mask the frame's masking key, as the 32-bit big-endian integer of the frame header
+   * @param offset how far into the frame's payload {@code bytes[start]} is
+   */
   public static void unmask(byte[] bytes, int start, int length, int mask, long offset) {
     int rotated = Integer.rotateLeft(mask, 8 * (int) (offset & 3));
     int inMemory = LITTLE_ENDIAN ? Integer.reverseBytes(rotated) : rotated;

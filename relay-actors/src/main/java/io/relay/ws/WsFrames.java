@@ -21,7 +21,6 @@ import org.apache.pekko.util.ByteString;
 public final class WsFrames {
   /** Opcodes of RFC 6455 section 5.2. */
   public static final byte CONTINUATION = 0x0;
-
   public static final byte TEXT = 0x1;
   public static final byte BINARY = 0x2;
   public static final byte CLOSE = 0x8;
@@ -30,9 +29,6 @@ public final class WsFrames {
 
   private WsFrames() {}
 
-  /** The longest header of a server frame: two bytes and a 64-bit length. */
-  public static final int MAX_HEADER_BYTES = 10;
-
   /**
    * A frame the server makes itself (a ping, a pong, a close, a stats report): on the heap, never
    * counted, and never freed by its holders (the garbage collector takes it); one instance can go
@@ -40,9 +36,7 @@ public final class WsFrames {
    */
   public static Frame frame(byte opcode, ByteString payload) {
     int size = payload.length();
-    byte[] bytes = new byte[headerBytes(size) + size];
-    ByteBuf buf = Unpooled.wrappedBuffer(bytes).clear();
-    writeHeader(buf, opcode, size);
+    ByteBuf buf = withHeader(Unpooled.wrappedBuffer(new byte[headerBytes(size) + size]).clear(), opcode, size);
     buf.writeBytes(payload.toArrayUnsafe(), 0, size);
     return new Frame(opcode, Unpooled.unreleasableBuffer(buf), size, false);
   }
@@ -53,10 +47,8 @@ public final class WsFrames {
    * alloc}. The caller is its first holder ({@link Frame#share}, {@link Frame#release}).
    */
   public static Frame message(ByteBufAllocator alloc, byte opcode, byte[] bytes, int start, int size) {
-    ByteBuf buf = alloc.directBuffer(headerBytes(size) + size);
-    writeHeader(buf, opcode, size);
-    buf.writeBytes(bytes, start, size);
-    return new Frame(opcode, buf, size, true);
+    ByteBuf buf = withHeader(alloc.directBuffer(headerBytes(size) + size), opcode, size);
+    return new Frame(opcode, buf.writeBytes(bytes, start, size), size, true);
   }
 
   /**
@@ -65,13 +57,13 @@ public final class WsFrames {
    * into one pooled buffer from {@code alloc}. The caller is its first holder.
    */
   public static Frame unmasked(ByteBufAllocator alloc, byte opcode, ByteBuf bytes, int start, int size, int mask) {
-    ByteBuf buf = alloc.directBuffer(headerBytes(size) + size);
-    writeHeader(buf, opcode, size);
+    ByteBuf buf = withHeader(alloc.directBuffer(headerBytes(size) + size), opcode, size);
     Unmasker.copy(bytes, start, size, mask, buf);
     return new Frame(opcode, buf, size, true);
   }
 
-  private static void writeHeader(ByteBuf buf, byte opcode, int size) {
+  /** {@code buf} with the header of a server frame of {@code size} payload bytes written to it. */
+  private static ByteBuf withHeader(ByteBuf buf, byte opcode, int size) {
     buf.writeByte(0x80 | opcode);
     if (size < 126) {
       buf.writeByte(size);
@@ -82,10 +74,11 @@ public final class WsFrames {
       buf.writeByte(127);
       buf.writeLong(size);
     }
+    return buf;
   }
 
   /** The length of a server frame's header for a payload of {@code size} bytes. */
-  public static int headerBytes(int size) {
+  private static int headerBytes(int size) {
     return size < 126 ? 2 : size < 1 << 16 ? 4 : 10;
   }
 
@@ -149,18 +142,9 @@ public final class WsFrames {
       return payloadLength;
     }
 
-    /** The frame's length on the wire: header and payload. */
-    public int wireLength() {
-      return wire.readableBytes();
-    }
-
     /** The payload, as a view of the frame's buffer: read it only while holding the frame. */
     public ByteBuf payload() {
       return wire.slice(wire.readerIndex() + headerBytes(payloadLength), payloadLength);
-    }
-
-    public boolean isClose() {
-      return opcode == WsFrames.CLOSE;
     }
 
     /**

@@ -31,55 +31,55 @@ final class AdmissionSection {
         + "server CPU ms per admission | failed |\n|---|---|---|---|---|---|---|---|---|\n");
     Map<String, List<Map<String, Object>>> groups = new LinkedHashMap<>();
     for (Map<String, Object> x : storms) {
-      groups.computeIfAbsent(Report.str(x.get("label")) + " " + Report.fmt(x.get("offeredPerS")), k -> new ArrayList<>()).add(x);
+      groups.computeIfAbsent(Results.str(x.get("label")) + " " + Results.fmt(x.get("offeredPerS")), k -> new ArrayList<>()).add(x);
     }
     for (List<Map<String, Object>> g : groups.values()) {
       long failed = 0;
       for (Map<String, Object> x : g) {
-        for (Object n : Report.obj(x.get("failures")).values()) failed += (long) Report.num(n);
+        for (Object n : Results.obj(x.get("failures")).values()) failed += (long) Results.num(n);
       }
-      Report.md.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s / %s | %s / %s | %s / %s | %s | %d |%n", g.get(0).get("label"), Report.fmt(g.get(0).get("offeredPerS")),
+      Report.md.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s / %s | %s / %s | %s / %s | %s | %d |%n", g.get(0).get("label"), Results.fmt(g.get(0).get("offeredPerS")),
           g.size(), range(g, "admittedPerS"), range(g, "postP50Ms"), range(g, "postP99Ms"), range(g, "upgradeP50Ms"), range(g, "upgradeP99Ms"),
           range(g, "admissionP50Ms"), range(g, "admissionP99Ms"), range(g, "serverCpuMsPerAdmission"), failed));
     }
     Set<String> labels = new LinkedHashSet<>();
-    for (Map<String, Object> x : storms) labels.add(Report.str(x.get("label")));
+    for (Map<String, Object> x : storms) labels.add(Results.str(x.get("label")));
     for (String label : labels) {
       List<Map<String, Object>> closed = new ArrayList<>();
       List<Map<String, Object>> paced = new ArrayList<>();
       for (Map<String, Object> x : storms) {
-        if (label.equals(Report.str(x.get("label")))) (Report.num(x.get("offeredPerS")) == 0 ? closed : paced).add(x);
+        if (label.equals(Results.str(x.get("label")))) (Results.num(x.get("offeredPerS")) == 0 ? closed : paced).add(x);
       }
       if (closed.isEmpty()) continue;
-      boolean oneNode = Report.num(closed.get(0).get("accessUrls")) == 1;
+      boolean oneNode = Results.num(closed.get(0).get("accessUrls")) == 1;
       double rateGoal = oneNode ? 3000 : 1000;
       double p99Goal = oneNode ? 50 : 100;
-      double best = Report.bestWhere(closed, label::equals, "admittedPerS", true);
+      double best = Results.bestWhere(closed, label::equals, "admittedPerS", true);
       Report.summary.append(String.format(Locale.ROOT, "| W6 admitted/s, closed loop | %s | %s | goal %.0f | %.2f | >= 1.0 | %s |%n",
-          label, Report.fmt(best), rateGoal, best / rateGoal, best >= rateGoal ? "met" : "**not met**"));
+          label, Results.fmt(best), rateGoal, best / rateGoal, best >= rateGoal ? "met" : "**not met**"));
       double worstP99 = -1;
       Set<String> rates = new LinkedHashSet<>();
       for (Map<String, Object> x : paced) {
-        if (Report.num(x.get("offeredPerS")) < best) {
-          worstP99 = Math.max(worstP99, Report.num(x.get("admissionP99Ms")));
-          rates.add(Report.fmt(x.get("offeredPerS")));
+        if (Results.num(x.get("offeredPerS")) < best) {
+          worstP99 = Math.max(worstP99, Results.num(x.get("admissionP99Ms")));
+          rates.add(Results.fmt(x.get("offeredPerS")));
         }
       }
       if (worstP99 >= 0) {
         Report.summary.append(String.format(Locale.ROOT, "| W6 admission p99 ms below saturation (worst storm at %s /s) | %s | %s | goal %.0f | %.2f | <= 1.0 | %s |%n",
-            String.join(", ", rates), label, Report.fmt(worstP99), p99Goal, worstP99 / p99Goal, worstP99 <= p99Goal ? "met" : "**not met**"));
+            String.join(", ", rates), label, Results.fmt(worstP99), p99Goal, worstP99 / p99Goal, worstP99 <= p99Goal ? "met" : "**not met**"));
       }
     }
     List<Map<String, Object>> nchan = new ArrayList<>();
-    for (Map<String, Object> x : w5) if (Report.str(x.get("label")).startsWith("nchan")) nchan.add(x);
+    for (Map<String, Object> x : w5) if (Results.str(x.get("label")).startsWith("nchan")) nchan.add(x);
     Report.md.append(nchan.isEmpty() ? "\n" : String.format(Locale.ROOT, "%nFor scale: nchan opens %s WebSocket connections a second in W5 (this run), with no access step.%n%n",
         range(nchan, "connectsPerS")));
   }
 
   /** The range of {@code key} over {@code rows}: "min-max", or one figure when they agree. */
   static String range(List<Map<String, Object>> rows, String key) {
-    String low = Report.fmt(Report.bestWhere(rows, label -> true, key, false));
-    String high = Report.fmt(Report.bestWhere(rows, label -> true, key, true));
+    String low = Results.fmt(Results.bestWhere(rows, label -> true, key, false));
+    String high = Results.fmt(Results.bestWhere(rows, label -> true, key, true));
     return low.equals(high) ? low : low + "-" + high;
   }
 }

@@ -1,34 +1,21 @@
 package io.relay.bench;
 
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * One workload run: opens its connections (see {@link BenchConnections}), paces the writers, measures
- * windows and returns the figures as a map for the JSON result. Every wait is bounded.
- *
- * <p>Why one class of over 300 lines: the traffic workloads (W1-W4, with the saturation search
- * and the step beyond it) and the idle one (W5) share the run's connections, writers, pacing and
- * resource probe; the connect storm (W6) is its own class ({@link AdmissionStorm}).
+ * One workload run: opens its connections ({@link BenchConnections}) on the generator's event
+ * loops, runs the workload (the traffic of W1-W4, {@link TrafficRun}; the idle connections of W5,
+ * {@link IdleRun}; the connect storm of W6, {@link AdmissionStorm}), returns the figures as a map
+ * for the JSON result, and closes what it opened. Every wait is bounded.
  */
 final class BenchRun {
-  private static final long DRAIN_MILLIS = 3000;
-  /** Long enough for a node's access codes to expire (relay.code-ttl, 30 s) and be swept (every 10 s). */
-  private static final double CODES_GONE_SECONDS = 90;
-
   private final Workload w;
   private final Endpoints endpoints;
   private final ServerProbe probe;
   private final BenchCommand opts;
   private final EventLoop[] loops;
   private final BenchConnections connections;
-  private final List<WsClient> readers;
-  private final List<EventLoop.Writer> writers;
-  private final List<WsClient> all;
 
   BenchRun(Workload w, Endpoints endpoints, ServerProbe probe, BenchCommand opts) {
     this.w = w;
@@ -40,321 +27,36 @@ final class BenchRun {
       loops[i] = new EventLoop("bench-loop-" + i, opts.tls());
     }
     this.connections = new BenchConnections(w, endpoints, loops);
-    this.readers = connections.readers;
-    this.writers = connections.writers;
-    this.all = connections.all;
   }
 
   Map<String, Object> execute() throws Exception {
     try {
       Map<String, Object> result =
           switch (w.shape()) {
-            case TRAFFIC -> traffic();
-            case IDLE -> idle();
+            case TRAFFIC -> new TrafficRun(w, probe, opts, loops, connections).run();
+            case IDLE -> new IdleRun(w, endpoints, probe, opts, loops, connections).run();
             case STORM ->
                 new AdmissionStorm(opts.access, (Endpoints.Relay) endpoints, opts.stormId)
                     .run(w.topics() * w.connectionsPerTopic(), opts.concurrency, opts.admissionRate, probe);
           };
-      all.stream().map(c -> c.suite).filter(Objects::nonNull).findFirst().ifPresent(suite -> result.put("tlsSuite", suite));
+      connections.all.stream().map(c -> c.suite).filter(Objects::nonNull).findFirst().ifPresent(suite -> result.put("tlsSuite", suite));
       return result;
     } finally {
-      for (WsClient c : all) {
-        c.loop.call(() -> { c.close(); return null; });
-      }
+      closeAll(connections);
       for (EventLoop l : loops) {
         l.close();
       }
     }
   }
 
-  // ---- W1-W4
-
-  private Map<String, Object> traffic() throws Exception {
-    Map<String, Object> r = new LinkedHashMap<>();
-    long t0 = System.nanoTime();
-    connections.openTopics(w.topics(), 0);
-    double connectSeconds = (System.nanoTime() - t0) / 1e9;
-    connections.putConnect(r, connectSeconds);
-    if (w.steps().isEmpty()) {
-      double perWriter = w.participants() > 0 ? w.rate() / w.participants() : w.rate();
-      startSending(perWriter);
-      sleep(opts.warmup);
-      Map<String, Object> window = measure(opts.duration, w.rate());
-      r.putAll(window);
-    } else {
-      List<Map<String, Object>> steps = new ArrayList<>();
-      double best = 0;
-      double bestMBps = 0;
-      boolean started = false;
-      for (double rate : w.steps()) {
-        if (!started) {
-          // the whole warm-up at the first step's rate, as W1-W3 have theirs: a node's first
-          // minute of traffic has its JIT recompile paths that meet their first control frames
-          // (the first ping round, 20 s after the connections open: docs/benchmark-notes.md,
-          // "Warm-up"), which would land in whichever step runs then
-          startSending(rate);
-          started = true;
-          sleep(opts.warmup);
-        } else {
-          setRate(rate);
-          sleep(Math.min(opts.warmup, 1.0));
-        }
-        ServerProbe.Counters before = probe.counters();
-        Map<String, Object> step = measure(opts.stepSeconds, rate);
-        putServerCounters(step, before, probe.counters());
-        step.put("rate", rate);
-        steps.add(step);
-        System.err.printf("bench: %s %.0f/s per topic: %s%n", w.name(), rate, brief(step));
-        if (Boolean.TRUE.equals(step.get("pass"))) {
-          best = rate;
-          bestMBps = Math.max(bestMBps, (double) step.get("deliveredMBps"));
-        } else {
-          break;
-        }
-      }
-      r.put("steps", steps);
-      r.put("highestPassingRate", best);
-      r.put("highestPassingMBps", bestMBps);
-      if (opts.overload && best > 0) {
-        setRate(2 * best);
-        sleep(1.0);
-        ServerProbe.Counters before = probe.counters();
-        Map<String, Object> over = measure(opts.stepSeconds, 2 * best);
-        putServerCounters(over, before, probe.counters());
-        over.put("rate", 2 * best);
-        over.put("openConnections", all.stream().filter(WsClient::isOpen).count());
-        over.put("connections", all.size());
-        r.put("overload", over);
-        System.err.printf("bench: %s overload %.0f/s per topic: %s%n", w.name(), 2 * best, brief(over));
-      }
-    }
-    stopSending();
-    drain();
-    putLoss(r);
-    r.put("closedConnections", all.stream().filter(WsClient::isClosed).count());
-    return r;
-  }
-
-  /**
-   * What the relay counted in a W4 window: frames dropped from full reader queues and the time in
-   * garbage collection; -1 each for a server without metrics.
-   */
-  private static void putServerCounters(Map<String, Object> window, ServerProbe.Counters before, ServerProbe.Counters after) {
-    double dropped = after.droppedFrames() - before.droppedFrames();
-    double gc = after.gcSeconds() - before.gcSeconds();
-    window.put("serverDroppedFrames", Double.isNaN(dropped) ? -1 : (long) dropped);
-    window.put("serverGcSeconds", Double.isNaN(gc) ? -1 : round(gc, 3));
-  }
-
-  private Map<String, Object> measure(double seconds, double ratePerTopic) {
-    swapAll();
-    double cpu0 = probe.cpuSeconds();
-    double self0 = ServerProbe.selfCpuSeconds();
-    long t0 = System.nanoTime();
-    sleep(seconds);
-    EventLoop.Stats s = swapAll();
-    double elapsed = (System.nanoTime() - t0) / 1e9;
-    double cpu = probe.cpuSeconds() - cpu0;
-    double self = ServerProbe.selfCpuSeconds() - self0;
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("seconds", round(elapsed, 2));
-    m.put("intendedMsgPerS", round(ratePerTopic * w.topics(), 1));
-    m.put("offeredMsgPerS", round(s.offered / elapsed, 1));
-    m.put("skippedByGenerator", s.skipped);
-    m.put("deliveredMsgPerS", round(s.delivered / elapsed, 1));
-    m.put("deliveredMBps", round(s.deliveredBytes / elapsed / 1e6, 2));
-    double expected = (double) s.offered * w.fanOut();
-    double delivery = expected == 0 ? 0 : s.delivered / expected;
-    m.put("deliveryRatio", round(delivery, 4));
-    m.put("p50Ms", ms(s.latency.quantile(0.50)));
-    m.put("p90Ms", ms(s.latency.quantile(0.90)));
-    m.put("p99Ms", ms(s.latency.quantile(0.99)));
-    m.put("p999Ms", ms(s.latency.quantile(0.999)));
-    m.put("maxMs", ms(s.latency.max()));
-    m.put("lostInWindow", s.lost);
-    m.put("reorderedInWindow", s.reordered);
-    m.put("serverCpuPct", round(100 * cpu / elapsed, 1));
-    m.put("generatorCpuPct", round(100 * self / elapsed, 1));
-    m.put("serverRssMB", round(probe.rssBytes() / 1e6, 1));
-    long heap = probe.heapUsedBytes(false);
-    m.put("serverHeapMB", heap < 0 ? -1 : round(heap / 1e6, 1));
-    boolean generatorLimited = s.offered < 0.95 * ratePerTopic * w.topics() * elapsed && w.rate() > 0;
-    m.put("generatorLimited", generatorLimited);
-    m.put("pass", s.latency.quantile(0.99) <= opts.p99LimitMs * 1e6 && delivery >= opts.minDelivery);
-    return m;
-  }
-
-  private static String brief(Map<String, Object> m) {
-    return String.format(
-        "offered %s msg/s, delivered %s MB/s (%s), p99 %s ms, server cpu %s%%, generator cpu %s%%",
-        m.get("offeredMsgPerS"), m.get("deliveredMBps"), m.get("deliveryRatio"), m.get("p99Ms"),
-        m.get("serverCpuPct"), m.get("generatorCpuPct"));
-  }
-
-  private void putLoss(Map<String, Object> r) {
-    long lost = 0;
-    long reordered = 0;
-    long maxLostPerReader = 0;
-    long maxReorderedPerReader = 0;
-    for (WsClient reader : readers) {
-      long tail = 0;
-      EventLoop.Writer source = writerById(reader.expectWriter);
-      if (source != null) {
-        tail = Math.max(0, source.client.seq - 1 - reader.maxSeq);
-      }
-      long l = reader.lost + tail;
-      lost += l;
-      reordered += reader.reordered;
-      maxLostPerReader = Math.max(maxLostPerReader, l);
-      maxReorderedPerReader = Math.max(maxReorderedPerReader, reader.reordered);
-    }
-    r.put("readers", readers.size());
-    r.put("lostTotal", lost);
-    r.put("lostMaxPerReader", maxLostPerReader);
-    r.put("reorderedTotal", reordered);
-    r.put("reorderedMaxPerReader", maxReorderedPerReader);
-  }
-
-  private EventLoop.Writer writerById(int id) {
-    for (EventLoop.Writer wr : writers) {
-      if (wr.writerId == id) {
-        return wr;
-      }
-    }
-    return null;
-  }
-
-  // ---- W5
-
-  private Map<String, Object> idle() throws Exception {
-    Map<String, Object> r = new LinkedHashMap<>();
-    int checkpoints = 5;
-    int perCheckpoint = Math.max(1, w.topics() / checkpoints);
-    r.put("warmupConnections", warmUp(perCheckpoint));
-    long heap0 = probe.heapUsedBytes(true);
-    ServerProbe.MemorySplit split0 = probe.memorySplit();
-    long rss0 = split0 != null ? split0.rss() : probe.rssBytes();
-    List<Map<String, Object>> series = new ArrayList<>();
-    series.add(point(0, heap0, rss0));
-    long t0 = System.nanoTime();
-    int opened = 0;
-    while (opened < w.topics()) {
-      int n = Math.min(perCheckpoint, w.topics() - opened);
-      connections.openTopics(n, opened);
-      opened += n;
-      series.add(point(all.size(), -2, probe.rssBytes()));
-    }
-    double connectSeconds = (System.nanoTime() - t0) / 1e9;
-    connections.putConnect(r, connectSeconds);
-    sleep(Math.max(2, opts.warmup));
-    probe.awaitZero("relay_codes_replicated", "the connections' access codes expired and swept", CODES_GONE_SECONDS);
-    long heap1 = probe.heapUsedBytes(true);
-    ServerProbe.MemorySplit split1 = probe.memorySplit();
-    long rss1 = split1 != null ? split1.rss() : probe.rssBytes();
-    series.add(point(all.size(), heap1, rss1));
-    long open = all.stream().filter(WsClient::isOpen).count();
-    r.put("openConnections", open);
-    r.put("serverHeapBaselineMB", round(heap0 / 1e6, 1));
-    r.put("serverHeapMB", round(heap1 / 1e6, 1));
-    r.put("serverRssBaselineMB", round(rss0 / 1e6, 1));
-    r.put("serverRssMB", round(rss1 / 1e6, 1));
-    r.put("heapPerConnectionKB", heap0 < 0 ? -1 : round((heap1 - heap0) / 1024.0 / all.size(), 2));
-    r.put("rssPerConnectionKB", round((rss1 - rss0) / 1024.0 / all.size(), 2));
-    if (split0 != null && split1 != null) {
-      ServerProbe.MemorySplit grown = split1.minus(split0);
-      r.put("heapPagesPerConnectionKB", round(grown.heapPages() / 1024.0 / all.size(), 2));
-      r.put("compiledPerConnectionKB", round(grown.compiledAndClasses() / 1024.0 / all.size(), 2));
-      r.put("otherNativePerConnectionKB", round(grown.otherNative() / 1024.0 / all.size(), 2));
-    }
-    r.put("memorySeries", series);
-    r.put("closedConnections", all.size() - open);
-    return r;
-  }
-
-  /**
-   * Opens and closes {@code topics} topics' connections beyond the measured ones, so that W5
-   * measures a node that has served connections before (its connect path compiled, its pools
-   * filled), not one that has just started; then waits until the node holds none of them, nor
-   * their access codes (gone {@code relay.code-ttl} after issue, at the next sweep).
-   *
-   * @return the connections opened and closed
-   */
-  private int warmUp(int topics) throws Exception {
-    BenchConnections warm = new BenchConnections(w, endpoints, loops);
-    warm.openTopics(topics, w.topics());
-    for (WsClient c : warm.all) {
+  /** Closes every connection of {@code connections}, each on its own loop. */
+  static void closeAll(BenchConnections connections) {
+    for (WsClient c : connections.all) {
       c.loop.call(() -> { c.close(); return null; });
     }
-    probe.awaitZero("relay_connections", "the warm-up's connections closed by the node", 60);
-    probe.awaitZero("relay_codes_replicated", "the warm-up's access codes expired and swept", CODES_GONE_SECONDS);
-    probe.awaitQuiet(AdmissionStorm.QUIET_CORES, 30);
-    return warm.all.size();
   }
 
-  private static Map<String, Object> point(int connections, long heap, long rss) {
-    Map<String, Object> p = new LinkedHashMap<>();
-    p.put("connections", connections);
-    p.put("heapMB", heap < 0 ? null : round(heap / 1e6, 1));
-    p.put("rssMB", round(rss / 1e6, 1));
-    return p;
-  }
-
-  // ---- pacing
-
-  private void startSending(double ratePerWriter) {
-    long now = System.nanoTime();
-    for (EventLoop.Writer wr : writers) {
-      EventLoop loop = wr.client.loop;
-      if (w.rate() == 0) {
-        wr.creditFrom = readers.stream().filter(r -> r.expectWriter == wr.writerId).findFirst().orElseThrow();
-        wr.creditFrom.creditTo = wr;
-        wr.window = opts.window;
-      }
-      long period = ratePerWriter > 0 ? (long) (1e9 / ratePerWriter) : 0;
-      wr.phaseNanos = period == 0 ? 0 : ThreadLocalRandom.current().nextLong(period);
-      loop.call(() -> { loop.addWriter(wr); return null; }).join();
-    }
-    for (EventLoop l : loops) {
-      l.call(() -> { l.setRate(ratePerWriter, now); l.setSending(true); return null; }).join();
-    }
-  }
-
-  private void setRate(double ratePerWriter) {
-    long now = System.nanoTime();
-    for (EventLoop l : loops) {
-      l.call(() -> { l.setRate(ratePerWriter, now); return null; }).join();
-    }
-  }
-
-  private void stopSending() {
-    for (EventLoop l : loops) {
-      l.call(() -> { l.setSending(false); return null; }).join();
-    }
-  }
-
-  /** Waits until the readers stop receiving (at most {@link #DRAIN_MILLIS}). */
-  private void drain() {
-    long deadline = System.currentTimeMillis() + DRAIN_MILLIS;
-    long last = -1;
-    while (System.currentTimeMillis() < deadline) {
-      long now = readers.stream().mapToLong(c -> c.received).sum();
-      if (now == last) {
-        break;
-      }
-      last = now;
-      sleep(0.2);
-    }
-  }
-
-  private EventLoop.Stats swapAll() {
-    EventLoop.Stats total = new EventLoop.Stats();
-    for (EventLoop l : loops) {
-      total.add(l.call(l::swapStats).join());
-    }
-    return total;
-  }
-
-  private static void sleep(double seconds) {
+  static void sleep(double seconds) {
     try {
       Thread.sleep((long) (seconds * 1000));
     } catch (InterruptedException e) {
@@ -370,5 +72,4 @@ final class BenchRun {
     double f = Math.pow(10, digits);
     return Math.round(v * f) / f;
   }
-
 }

@@ -63,7 +63,7 @@ final class EventLoop implements AutoCloseable {
     int window;
     /**
      * Closed-loop mode: the window is full and the writer's loop waits for its reader, which wakes
-     * the loop when the next message arrives ({@link WsClient#gaveCredit}). Without this the writer
+     * the loop when the next message arrives ({@link Arrivals}). Without this the writer
      * would go on only at its loop's next tick, or when its server happens to send it something.
      */
     volatile boolean awaitingCredit;
@@ -166,7 +166,7 @@ final class EventLoop implements AutoCloseable {
       long target = (long) (elapsed * w.ratePerSecond / 1e9) + 1;
       while (w.due < target) {
         w.due++;
-        if (c.pendingBytes >= MAX_PENDING_BYTES) {
+        if (c.pendingBytes() >= MAX_PENDING_BYTES) {
           stats.skipped++;
         } else {
           send(w, now);
@@ -182,14 +182,14 @@ final class EventLoop implements AutoCloseable {
   private void sendWithinWindow(Writer w) {
     WsClient c = w.client;
     while (true) {
-      while (c.seq - w.creditFrom.received < w.window && c.pendingBytes < MAX_PENDING_BYTES) {
+      while (c.seq - w.creditFrom.arrivals.received < w.window && c.pendingBytes() < MAX_PENDING_BYTES) {
         send(w, System.nanoTime());
       }
-      if (c.pendingBytes >= MAX_PENDING_BYTES) {
+      if (c.pendingBytes() >= MAX_PENDING_BYTES) {
         return;
       }
       w.awaitingCredit = true;
-      if (c.seq - w.creditFrom.received >= w.window) {
+      if (c.seq - w.creditFrom.arrivals.received >= w.window) {
         return;
       }
       w.awaitingCredit = false; // a message arrived between the check and the flag

@@ -15,7 +15,7 @@ final class NodeGeneratorSection {
 
   /** Under workload {@code w}'s section: the Node generator's table of its runs of {@code w}, if any. */
   static void append(List<Map<String, Object>> node, String w) {
-    List<Map<String, Object>> r = Report.of(node, w);
+    List<Map<String, Object>> r = Results.of(node, w);
     if (r.isEmpty()) return;
     Report.md.append("As measured by the independent generator (Node.js and ws, two processes; latency from `ws.send()` to the reader's "
         + "'message' event: [benchmark-notes.md](benchmark-notes.md), \"The independent generator\"):\n\n");
@@ -24,19 +24,19 @@ final class NodeGeneratorSection {
           + "|---|---|---|---|---|---|---|---|\n");
       for (Map<String, Object> x : r) {
         Map<String, Object> pass = passing(x);
-        Report.md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n", x.get("label"), Report.fmt(x.get("highestPassingRate")),
-            Report.fmt(x.get("highestPassingMBps")), pass == null ? "-" : Report.fmt(pass.get("p99Ms")), pass == null ? "-" : Report.fmt(pass.get("serverCpuPct")),
-            pass == null ? "-" : Report.fmt(pass.get("generatorCpuPct")), Report.fmt(x.get("lostTotal")), Report.fmt(x.get("reorderedTotal"))));
+        Report.md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n", x.get("label"), Results.fmt(x.get("highestPassingRate")),
+            Results.fmt(x.get("highestPassingMBps")), pass == null ? "-" : Results.fmt(pass.get("p99Ms")), pass == null ? "-" : Results.fmt(pass.get("serverCpuPct")),
+            pass == null ? "-" : Results.fmt(pass.get("generatorCpuPct")), Results.fmt(x.get("lostTotal")), Results.fmt(x.get("reorderedTotal"))));
       }
     } else {
       Report.md.append("| server | offered msg/s | delivered msg/s | delivered MB/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | lost | reordered | readers receiving | server CPU % | generator CPU % | connect p50 ms |\n"
           + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (Map<String, Object> x : r) {
         Report.md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s |%n", x.get("label"),
-            Report.fmt(x.get("offeredMsgPerS")), Report.fmt(x.get("deliveredMsgPerS")), Report.fmt(x.get("deliveredMBps")), Report.fmt(x.get("p50Ms")),
-            Report.fmt(x.get("p90Ms")), Report.fmt(x.get("p99Ms")), Report.fmt(x.get("p999Ms")), Report.fmt(x.get("maxMs")), Report.fmt(x.get("lostTotal")),
-            Report.fmt(x.get("reorderedTotal")), Report.fmt(x.get("readersReceiving")), Report.fmt(x.get("readers")), Report.fmt(x.get("serverCpuPct")),
-            Report.fmt(x.get("generatorCpuPct")), Report.fmt(x.get("connectP50Ms"))));
+            Results.fmt(x.get("offeredMsgPerS")), Results.fmt(x.get("deliveredMsgPerS")), Results.fmt(x.get("deliveredMBps")), Results.fmt(x.get("p50Ms")),
+            Results.fmt(x.get("p90Ms")), Results.fmt(x.get("p99Ms")), Results.fmt(x.get("p999Ms")), Results.fmt(x.get("maxMs")), Results.fmt(x.get("lostTotal")),
+            Results.fmt(x.get("reorderedTotal")), Results.fmt(x.get("readersReceiving")), Results.fmt(x.get("readers")), Results.fmt(x.get("serverCpuPct")),
+            Results.fmt(x.get("generatorCpuPct")), Results.fmt(x.get("connectP50Ms"))));
       }
     }
     Report.md.append("\n");
@@ -54,7 +54,7 @@ final class NodeGeneratorSection {
         + "The generators differ in what their latency includes ([benchmark-notes.md](benchmark-notes.md), \"The independent generator\").\n\n"
         + "| measure | generator | relay | best nchan | relay / nchan |\n|---|---|---|---|---|\n");
     for (Map<String, Object> x : node) {
-      if (x.get("serverCpuPct") != null) x.put("cpuPerMBps", Report.num(x.get("serverCpuPct")) / Report.num(x.get("deliveredMBps")));
+      if (x.get("serverCpuPct") != null) x.put("cpuPerMBps", Results.num(x.get("serverCpuPct")) / Results.num(x.get("deliveredMBps")));
     }
     row(t, java, node, "W1", "p99Ms", false, "W1 p99 ms");
     row(t, java, node, "W1", "cpuPerMBps", false, "W1 server CPU % per delivered MB/s");
@@ -63,8 +63,8 @@ final class NodeGeneratorSection {
     row(t, java, node, "W4", "highestPassingRate", true, "W4 highest passing rate /s per topic");
     long lost = 0, reordered = 0;
     for (Map<String, Object> x : node) {
-      lost += (long) Report.num(x.get("lostTotal"));
-      reordered += (long) Report.num(x.get("reorderedTotal"));
+      lost += (long) Results.num(x.get("lostTotal"));
+      reordered += (long) Results.num(x.get("reorderedTotal"));
     }
     t.append(String.format(Locale.ROOT, "%nFrames lost in the Node generator's runs, all servers: %d; reordered: %d.%n%n", lost, reordered));
     return t.toString();
@@ -72,19 +72,19 @@ final class NodeGeneratorSection {
 
   private static void row(StringBuilder t, List<Map<String, Object>> java, List<Map<String, Object>> node, String w, String key, boolean higherBetter, String measure) {
     for (String generator : List.of("java", "node-ws")) {
-      List<Map<String, Object>> r = new ArrayList<>(Report.of(generator.equals("java") ? java : node, w));
-      r.removeIf(x -> !x.containsKey(key) || Double.isNaN(Report.num(x.get(key))));
-      if (r.stream().noneMatch(x -> "relay".equals(x.get("label"))) || r.stream().noneMatch(x -> Report.str(x.get("label")).startsWith("nchan"))) continue;
-      double relay = Report.bestWhere(r, "relay"::equals, key, higherBetter);
-      double nchan = Report.best(r, "nchan", key, higherBetter);
-      t.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.2f |%n", measure, generator, Report.fmt(relay), Report.fmt(nchan), relay / nchan));
+      List<Map<String, Object>> r = new ArrayList<>(Results.of(generator.equals("java") ? java : node, w));
+      r.removeIf(x -> !x.containsKey(key) || Double.isNaN(Results.num(x.get(key))));
+      if (r.stream().noneMatch(x -> "relay".equals(x.get("label"))) || r.stream().noneMatch(x -> Results.str(x.get("label")).startsWith("nchan"))) continue;
+      double relay = Results.bestWhere(r, "relay"::equals, key, higherBetter);
+      double nchan = Results.best(r, "nchan", key, higherBetter);
+      t.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.2f |%n", measure, generator, Results.fmt(relay), Results.fmt(nchan), relay / nchan));
     }
   }
 
   private static Map<String, Object> passing(Map<String, Object> x) {
     Map<String, Object> pass = null;
-    for (Object o : Report.list(x.get("steps"))) {
-      if (Boolean.TRUE.equals(Report.obj(o).get("pass"))) pass = Report.obj(o);
+    for (Object o : Results.list(x.get("steps"))) {
+      if (Boolean.TRUE.equals(Results.obj(o).get("pass"))) pass = Results.obj(o);
     }
     return pass;
   }

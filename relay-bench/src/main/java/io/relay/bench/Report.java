@@ -1,27 +1,19 @@
 package io.relay.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.awt.BasicStroke;
-import java.io.File;
+import static io.relay.bench.Results.iperf;
+import static io.relay.bench.Results.jsonLines;
+import static io.relay.bench.Results.list;
+import static io.relay.bench.Results.num;
+import static io.relay.bench.Results.obj;
+import static io.relay.bench.Results.of;
+import static io.relay.bench.Results.str;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
-import java.util.function.Predicate;
-import org.jfree.chart.ChartFactory;
-import org.jfree.chart.ChartUtils;
-import org.jfree.chart.JFreeChart;
-import org.jfree.chart.plot.PlotOrientation;
-import org.jfree.chart.plot.XYPlot;
-import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
-import org.jfree.data.xy.XYSeries;
-import org.jfree.data.xy.XYSeriesCollection;
 
 /**
  * Writes docs/benchmarks.md and its charts from the results of {@code relay-bench/run}: {@code
@@ -30,9 +22,10 @@ import org.jfree.data.xy.XYSeriesCollection;
  * workload's tables; NOTES (the page of profiles, settings and measured changes) is linked, not
  * copied; README's results table is written from the same rows ({@link ReadmeResults}).
  *
- * <p>Why one class of over 300 lines: it is the page, section by section in the order it is read
- * (the summary that opens it is filled by the sections below it); the tables and charts the
- * sections share are its own small methods.
+ * <p>The page is written section by section in the order it is read ({@link TrafficSections},
+ * {@link IdleAndTlsSections}, {@link AdmissionSection}); the summary that opens it is filled by the
+ * sections below it. The rows are read by {@link Results}; the tables and charts several sections
+ * share are {@link Tables}.
  */
 public final class Report {
   static final StringBuilder md = new StringBuilder();
@@ -66,181 +59,14 @@ public final class Report {
                     + "the limit for any relay here; W3's pace depends on that congestion control as much as on the servers "
                     + "([benchmark-notes.md](benchmark-notes.md), \"W3 and the kernel's congestion control\").%n%n", tcp / 8e9);
 
-    // W1, W2
-    for (String w : List.of("W1", "W2")) {
-      List<Map<String, Object>> r = of(plain, w);
-      if (r.isEmpty() && of(node, w).isEmpty()) continue;
-      md.append(w.equals("W1") ? "## W1 video fan-out (50 topics, 1 writer + 4 readers, 20 KiB at 25/s per topic)\n\n"
-          : "## W2 chat (200 topics, 2 participants, 100 B at 10/s per topic)\n\n");
-      if (!r.isEmpty()) {
-        latencyTable(r);
-        ratio(r, "p99Ms", false, 1.2, w + " p99 ms");
-      }
-      if (w.equals("W1") && !r.isEmpty()) {
-        r.forEach(x -> x.put("cpuPerMBps", num(x.get("serverCpuPct")) / num(x.get("deliveredMBps"))));
-        ratio(r, "cpuPerMBps", false, 1.0, "W1 server CPU % per delivered MB/s");
-      }
-      NodeGeneratorSection.append(node, w);
-    }
-    // W3
-    List<Map<String, Object>> w3 = of(plain, "W3");
-    String w3Heading = "## W3 one stream (1 writer -> 1 reader, 64 KiB frames, as fast as the reader drains)\n\n";
-    if (w3.isEmpty() && !of(node, "W3").isEmpty()) {
-      md.append(w3Heading);
-      NodeGeneratorSection.append(node, "W3");
-    }
-    if (!w3.isEmpty()) {
-      md.append(w3Heading);
-      latencyTable(w3);
-      ratio(w3, "deliveredMBps", true, 1.0, "W3 delivered MB/s");
-      double relay = best(w3, "relay", "deliveredMBps", true);
-      double ofTcp = 100 * relay * 1e6 * 8 / tcp;
-      md.append(String.format(Locale.ROOT, "W3 relay / loopback TCP: %.0f %% (goal >= 40 %%)%n%n", ofTcp));
-      summary.append(String.format(Locale.ROOT, "| W3 delivered MB/s | relay | %.0f | loopback TCP %.0f | %.0f %% | >= 40 %% | %s |%n",
-          relay, tcp / 8e6, ofTcp, ofTcp >= 40 ? "met" : "**not met**"));
-      NodeGeneratorSection.append(node, "W3");
-    }
-    // W4
-    List<Map<String, Object>> w4 = of(plain, "W4");
-    String w4Heading = "## W4 saturation (W1's shape, rate per topic stepped 25, 50, 100, 200, 300, 400 /s; pass = p99 <= 100 ms and delivery >= 95 %)\n\n";
-    if (w4.isEmpty() && !of(node, "W4").isEmpty()) {
-      md.append(w4Heading);
-      NodeGeneratorSection.append(node, "W4");
-    }
-    if (!w4.isEmpty()) {
-      md.append(w4Heading);
-      md.append("| server | run | highest passing rate /s per topic | highest passing delivered MB/s | server CPU at that step | generator CPU at that step |\n|---|---|---|---|---|---|\n");
-      XYSeriesCollection lat = new XYSeriesCollection();
-      Map<String, Integer> runs = new LinkedHashMap<>();
-      for (Map<String, Object> r : w4) {
-        String label = str(r.get("label"));
-        int run = runs.merge(label, 1, Integer::sum);
-        Map<String, Object> pass = null;
-        XYSeries s = new XYSeries(label + " run " + run, false, true); // in step order
-        for (Object o : list(r.get("steps"))) {
-          Map<String, Object> st = obj(o);
-          s.add(num(st.get("deliveredMBps")), Math.max(0.01, num(st.get("p99Ms"))));
-          if (Boolean.TRUE.equals(st.get("pass"))) pass = st;
-        }
-        lat.addSeries(s);
-        md.append(String.format(Locale.ROOT, "| %s | %d | %.0f | %.1f | %s %% | %s %% |%n", label, run, num(r.get("highestPassingRate")),
-            num(r.get("highestPassingMBps")), pass == null ? "-" : fmt(pass.get("serverCpuPct")), pass == null ? "-" : fmt(pass.get("generatorCpuPct"))));
-      }
-      md.append("\n");
-      ratio(w4, "highestPassingRate", true, 1.0, "W4 highest passing rate /s per topic");
-      for (Map<String, Object> r : w4) {
-        Map<String, Object> pass = null;
-        for (Object o : list(r.get("steps"))) {
-          if (Boolean.TRUE.equals(obj(o).get("pass"))) pass = obj(o);
-        }
-        r.put("passCpuPerMBps", pass == null ? Double.POSITIVE_INFINITY : num(pass.get("serverCpuPct")) / num(pass.get("deliveredMBps")));
-      }
-      ratio(w4, "passCpuPerMBps", false, 1.0, "W4 server CPU % per delivered MB/s at the highest passing step");
-      md.append(String.format(Locale.ROOT, "W4 best relay / loopback TCP: %.0f %%%n%n", 100 * best(w4, "relay", "highestPassingMBps", true) * 8e6 / tcp));
-      md.append("Every step:\n\n"
-          + "| server | rate /s per topic | offered msg/s | delivered MB/s | delivery | p50 ms | p99 ms | p99.9 ms | max ms | server CPU % | generator CPU % | pass |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-      for (Map<String, Object> r : w4) {
-        for (Object o : list(r.get("steps"))) {
-          Map<String, Object> st = obj(o);
-          md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.get("label"), fmt(st.get("rate")), fmt(st.get("offeredMsgPerS")),
-              fmt(st.get("deliveredMBps")), fmt(st.get("deliveryRatio")), fmt(st.get("p50Ms")), fmt(st.get("p99Ms")), fmt(st.get("p999Ms")), fmt(st.get("maxMs")),
-              fmt(st.get("serverCpuPct")), fmt(st.get("generatorCpuPct")), st.get("pass")));
-        }
-      }
-      md.append("\nBeyond saturation (twice the highest passing rate; the server's and the generator's CPU and the relay's time in garbage collection, over the window):\n\n"
-          + "| server | rate /s per topic | delivered MB/s | delivery | p99 ms | connections open / total | frames dropped by the server | server heap MB | server CPU % | generator CPU % | GC s |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-      for (Map<String, Object> r : w4) {
-        if (r.get("overload") == null) continue;
-        Map<String, Object> o = obj(r.get("overload"));
-        md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s |%n", r.get("label"), fmt(o.get("rate")), fmt(o.get("deliveredMBps")), fmt(o.get("deliveryRatio")),
-            fmt(o.get("p99Ms")), fmt(o.get("openConnections")), fmt(o.get("connections")), fmt(o.get("serverDroppedFrames")), fmt(o.get("serverHeapMB")),
-            fmt(o.get("serverCpuPct")), fmt(o.get("generatorCpuPct")), fmt(o.get("serverGcSeconds"))));
-      }
-      for (Map<String, Object> r : w4) {
-        if (!str(r.get("label")).startsWith("relay") || r.get("overload") == null) continue;
-        Map<String, Object> o = obj(r.get("overload"));
-        boolean ok = num(o.get("openConnections")) == num(o.get("connections")) && num(o.get("serverHeapMB")) < 1024;
-        boolean counted = num(o.get("serverDroppedFrames")) >= 0;
-        md.append(String.format(Locale.ROOT, "%nRelay at twice its highest passing rate: %s of %s connections open, heap %s MB (limit 1024), %s: graceful degradation %s.%n",
-            fmt(o.get("openConnections")), fmt(o.get("connections")), fmt(o.get("serverHeapMB")),
-            counted ? fmt(o.get("serverDroppedFrames")) + " frames dropped and counted by the server" : "frames dropped not read (its metrics endpoint did not answer within 5 s)",
-            ok ? (counted ? "**holds**" : "**holds** for connections and heap") : "**does not hold**"));
-      }
-      md.append("\n");
-      chart(lat, "W4: p99 latency against delivered load", "delivered MB/s", "p99 latency, ms (log)", dir.resolve(base + "-latency.png").toFile(), true);
-      md.append("![W4 p99 latency against load](" + base + "-latency.png)\n\n");
-      NodeGeneratorSection.append(node, "W4");
-    }
-    // W5
-    List<Map<String, Object>> w5 = of(plain, "W5");
-    if (!w5.isEmpty()) {
-      md.append("## W5 capacity (idle connections, 1 writer + 4 readers per topic)\n\n");
-      idleTable(w5);
-      double heapPer = best(w5, "relay", "heapPerConnectionKB", false);
-      double heapWorst = best(w5, "relay", "heapPerConnectionKB", true);
-      md.append(String.format(Locale.ROOT, "%nW5 relay heap per idle connection: %.1f-%.1f KB (goal <= 16 KiB = 16.4 KB): goal %s. RSS per connection relay %.1f KB, nchan %.1f KB.%n",
-          heapPer, heapWorst, heapWorst <= 16.384 ? "**met**" : "**not met**, " + String.format(Locale.ROOT, "%.1fx", heapPer / 16.384),
-          best(w5, "relay", "rssPerConnectionKB", false), best(w5, "nchan", "rssPerConnectionKB", false)));
-      ratio(w5, "rssPerConnectionKB", false, 1.0, "W5 RSS per idle connection KB");
-      md.append("\nEach server first opens and closes a fifth as many connections, and the relay's readings wait until the access codes of its "
-          + "connections have expired, so the figures are what a further idle connection holds in a server that has served connections before "
-          + "([benchmark-notes.md](benchmark-notes.md), \"How it is measured\"). "
-          + "Heap is measured after a full GC (`jcmd GC.run`, then `GC.heap_info`); RSS from /proc (nginx: master and workers). "
-          + "The node's RSS growth is split by where it is (`/proc/<pid>/smaps`): pages in the Java heap's address range (live objects, and the pages "
-          + "the collector touched for garbage), the JIT's compiled code and class metadata (`Compiler.codecache` used plus Metaspace committed: "
-          + "a node that has just started compiles its connect path during the first connections, once), and the rest of the process.\n\n");
-      chart(idleMemory(w5), "W5: server memory against idle connections", "connections", "RSS, MB", dir.resolve(base + "-memory.png").toFile(), false);
-      md.append("![W5 memory against connections](" + base + "-memory.png)\n\n");
-    }
-    if (!tls.isEmpty()) {
-      md.append("## Over TLS: wss and https terminated by the node itself and by nginx\n\n"
-          + "The same workloads with one self-signed RSA 2048 certificate on both servers; the generator offers TLS 1.3 with "
-          + "TLS_AES_128_GCM_SHA256 alone (the suite negotiated is recorded in each result).\n\n");
-      List<Map<String, Object>> tlsW1 = of(tls, "W1");
-      if (!tlsW1.isEmpty()) {
-        md.append("### wss W1 video fan-out\n\n");
-        latencyTable(tlsW1);
-        ratio(tlsW1, "p99Ms", false, 1.5, "wss W1 p99 ms");
-      }
-      List<Map<String, Object>> tlsW3 = of(tls, "W3");
-      if (!tlsW3.isEmpty()) {
-        md.append("### wss W3 one stream\n\n");
-        latencyTable(tlsW3);
-        ratio(tlsW3, "deliveredMBps", true, 0.8, "wss W3 delivered MB/s");
-      }
-      List<Map<String, Object>> tlsW5 = of(tls, "W5");
-      if (!tlsW5.isEmpty()) {
-        md.append("### wss W5 idle connections\n\n");
-        idleTable(tlsW5);
-        double heapWorst = best(tlsW5, "relay", "heapPerConnectionKB", true);
-        md.append(String.format(Locale.ROOT, "%nwss W5 relay heap per idle TLS connection, worst run: %.1f KB (goal <= 32 KiB = 32.8 KB): goal %s.%n%n",
-            heapWorst, heapWorst <= 32.768 ? "**met**" : "**not met**"));
-        summary.append(String.format(Locale.ROOT, "| wss W5 heap per idle TLS connection KB | relay-tls | %.1f | 32 KiB | %.2f | <= 1.0 | %s |%n",
-            heapWorst, heapWorst / 32.768, heapWorst <= 32.768 ? "met" : "**not met**"));
-        ratio(tlsW5, "rssPerConnectionKB", false, 1.0, "wss W5 RSS per idle connection KB");
-      }
-    }
+    TrafficSections.append(plain, node, tcp, dir.resolve(base + "-latency.png"));
+    IdleAndTlsSections.idle(plain, dir.resolve(base + "-memory.png"));
+    IdleAndTlsSections.tls(tls);
     Path storms = out.resolve("admission.jsonl");
     if (Files.exists(storms)) {
       AdmissionSection.append(jsonLines(storms), of(plain, "W5"));
     }
-    long lostBelow = 0, reorderedBelow = 0;
-    for (Map<String, Object> x : rows) {
-      String w = str(x.get("workload"));
-      if (w.equals("W1") || w.equals("W2") || w.equals("W3")) {
-        lostBelow += (long) num(x.get("lostTotal"));
-        reorderedBelow += (long) num(x.get("reorderedTotal"));
-      } else if (w.equals("W4")) {
-        for (Object o : list(x.get("steps"))) {
-          Map<String, Object> st = obj(o);
-          if (Boolean.TRUE.equals(st.get("pass"))) {
-            lostBelow += (long) num(st.get("lostInWindow"));
-            reorderedBelow += (long) num(st.get("reorderedInWindow"));
-          }
-        }
-      }
-    }
-    md.append(String.format(Locale.ROOT, "## Loss and order%n%nFrames lost in W1-W3 and in W4's passing steps, all servers and runs: %d; reordered: %d (goal: none).%n%n", lostBelow, reorderedBelow));
+    lossAndOrder(rows);
     if (notes != null) {
       md.append("## More\n\nHow the workloads are generated and measured, where the relay's time goes (profiles), what an admission costs (W6), "
           + "the JVM settings, the JMH benchmarks of the per-frame path, every change measured and its effect, and what would close the gaps: ["
@@ -264,143 +90,24 @@ public final class Report {
     }
   }
 
-  /** W5's table: one row per run. */
-  static void idleTable(List<Map<String, Object>> r) {
-    md.append("| server | connections open | connects/s | connect p50 / p99 ms | heap per connection KB | RSS per connection KB | of which heap pages / compiled code and classes / other KB | heap MB | RSS MB |\n|---|---|---|---|---|---|---|---|---|\n");
-    for (Map<String, Object> x : r) {
-      md.append(String.format(Locale.ROOT, "| %s | %s / %s | %s | %s / %s | %s | %s | %s / %s / %s | %s | %s |%n", x.get("label"), fmt(x.get("openConnections")), fmt(x.get("connections")),
-          fmt(x.get("connectsPerS")), fmt(x.get("connectP50Ms")), fmt(x.get("connectP99Ms")), fmt(x.get("heapPerConnectionKB")), fmt(x.get("rssPerConnectionKB")),
-          fmt(x.get("heapPagesPerConnectionKB")), fmt(x.get("compiledPerConnectionKB")), fmt(x.get("otherNativePerConnectionKB")),
-          fmt(x.get("serverHeapMB")), fmt(x.get("serverRssMB"))));
-    }
-  }
-
-  /** W5's RSS against connections, one series per run. */
-  static XYSeriesCollection idleMemory(List<Map<String, Object>> r) {
-    XYSeriesCollection mem = new XYSeriesCollection();
-    Map<String, Integer> runs = new LinkedHashMap<>();
-    for (Map<String, Object> x : r) {
-      String label = str(x.get("label"));
-      XYSeries s = new XYSeries(label + " RSS run " + runs.merge(label, 1, Integer::sum), false, true);
-      for (Object o : list(x.get("memorySeries"))) {
-        Map<String, Object> p = obj(o);
-        s.add(num(p.get("connections")), num(p.get("rssMB")));
-      }
-      mem.addSeries(s);
-    }
-    return mem;
-  }
-
-  static void latencyTable(List<Map<String, Object>> r) {
-    md.append("| server | offered msg/s | delivered msg/s | delivered MB/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | lost | reordered | max lost per reader | server CPU % | server RSS MB | generator CPU % | connect p50 ms |\n");
-    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (Map<String, Object> x : r) {
-      md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", x.get("label"), fmt(x.get("offeredMsgPerS")), fmt(x.get("deliveredMsgPerS")),
-          fmt(x.get("deliveredMBps")), fmt(x.get("p50Ms")), fmt(x.get("p90Ms")), fmt(x.get("p99Ms")), fmt(x.get("p999Ms")), fmt(x.get("maxMs")), fmt(x.get("lostTotal")),
-          fmt(x.get("reorderedTotal")), fmt(x.get("lostMaxPerReader")), fmt(x.get("serverCpuPct")), fmt(x.get("serverRssMB")), fmt(x.get("generatorCpuPct")), fmt(x.get("connectP50Ms"))));
-    }
-    md.append("\n");
-  }
-
-  /** Each relay configuration's best run (median would need more runs) against the best nchan configuration's best. */
-  static void ratio(List<Map<String, Object>> r, String key, boolean higherBetter, double goal, String measure) {
-    double nchan = best(r, "nchan", key, higherBetter);
-    Set<String> relays = new LinkedHashSet<>();
-    for (Map<String, Object> x : r) if (str(x.get("label")).startsWith("relay")) relays.add(str(x.get("label")));
-    String goalText = (higherBetter ? ">= " : "<= ") + goal;
-    for (String label : relays) {
-      double relay = bestWhere(r, label::equals, key, higherBetter);
-      double worstRelay = bestWhere(r, label::equals, key, !higherBetter);
-      double q = relay / nchan;
-      boolean ok = higherBetter ? q >= goal : q <= goal;
-      md.append(String.format(Locale.ROOT, "%s relay / best nchan (goal %s) (%s): best runs %.3g / %.3g = **%.2f** (%s's worst run: %.3g), goal %s.%n%n",
-          measure, goalText, label, relay, nchan, q, label, worstRelay, ok ? "**met**" : "**not met**"));
-      summary.append(String.format(Locale.ROOT, "| %s | %s | %s | nchan %s | %.2f | %s | %s |%n", measure, label, fmt(relay), fmt(nchan), q, goalText, ok ? "met" : "**not met**"));
-    }
-  }
-
-  static double best(List<Map<String, Object>> r, String prefix, String key, boolean max) {
-    return bestWhere(r, label -> label.startsWith(prefix), key, max);
-  }
-
-  static double bestWhere(List<Map<String, Object>> r, Predicate<String> label, String key, boolean max) {
-    double b = max ? -Double.MAX_VALUE : Double.MAX_VALUE;
-    for (Map<String, Object> x : r) {
-      if (!label.test(str(x.get("label")))) continue;
-      double v = num(x.get(key));
-      b = max ? Math.max(b, v) : Math.min(b, v);
-    }
-    return b;
-  }
-
-  static List<Map<String, Object>> of(List<Map<String, Object>> rows, String w) {
-    List<Map<String, Object>> r = new ArrayList<>();
-    for (Map<String, Object> x : rows) if (w.equals(x.get("workload"))) r.add(x);
-    return r;
-  }
-
-  static void chart(XYSeriesCollection data, String title, String x, String y, File file, boolean logY) throws Exception {
-    JFreeChart chart = ChartFactory.createXYLineChart(title, x, y, data, PlotOrientation.VERTICAL, true, false, false);
-    XYPlot plot = chart.getXYPlot();
-    if (logY) {
-      org.jfree.chart.axis.LogarithmicAxis axis = new org.jfree.chart.axis.LogarithmicAxis(y);
-      axis.setStrictValuesFlag(false);
-      axis.setExpTickLabelsFlag(false);
-      plot.setRangeAxis(axis);
-    }
-    XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
-    for (int i = 0; i < data.getSeriesCount(); i++) renderer.setSeriesStroke(i, new BasicStroke(2f));
-    plot.setRenderer(renderer);
-    ChartUtils.saveChartAsPNG(file, chart, 900, 500);
-  }
-
-  static double iperf(Path file) throws Exception {
-    if (!Files.exists(file)) return Double.NaN;
-    JsonNode received = JSON.readTree(file.toFile()).path("end").path("sum_received").path("bits_per_second");
-    return received.isNumber() ? received.asDouble() : Double.NaN;
-  }
-
-  static String fmt(Object o) {
-    if (o == null) return "-";
-    if (o instanceof Double d) {
-      if (d == Math.rint(d) && Math.abs(d) < 1e15) return Long.toString(d.longValue());
-      return String.format(Locale.ROOT, Math.abs(d) >= 100 ? "%.0f" : Math.abs(d) >= 10 ? "%.1f" : "%.3g", d);
-    }
-    return o.toString();
-  }
-
-  static double num(Object o) { return o instanceof Double d ? d : Double.NaN; }
-  static String str(Object o) { return o == null ? "" : o.toString(); }
-  @SuppressWarnings("unchecked") static Map<String, Object> obj(Object o) { return (Map<String, Object>) o; }
-  @SuppressWarnings("unchecked") static List<Object> list(Object o) { return o == null ? List.of() : (List<Object>) o; }
-
-  private static final ObjectMapper JSON = new ObjectMapper();
-
-  /** The results in a file of JSON lines, as {@link #plain} values. */
-  static List<Map<String, Object>> jsonLines(Path file) throws Exception {
-    List<Map<String, Object>> rows = new ArrayList<>();
-    for (String line : Files.readAllLines(file)) {
-      if (!line.isBlank()) {
-        rows.add(obj(plain(JSON.readTree(line))));
+  /** Frames lost and reordered below saturation: W1-W3, and W4's passing steps. */
+  private static void lossAndOrder(List<Map<String, Object>> rows) {
+    long lostBelow = 0, reorderedBelow = 0;
+    for (Map<String, Object> x : rows) {
+      String w = str(x.get("workload"));
+      if (w.equals("W1") || w.equals("W2") || w.equals("W3")) {
+        lostBelow += (long) num(x.get("lostTotal"));
+        reorderedBelow += (long) num(x.get("reorderedTotal"));
+      } else if (w.equals("W4")) {
+        for (Object o : list(x.get("steps"))) {
+          Map<String, Object> st = obj(o);
+          if (Boolean.TRUE.equals(st.get("pass"))) {
+            lostBelow += (long) num(st.get("lostInWindow"));
+            reorderedBelow += (long) num(st.get("reorderedInWindow"));
+          }
+        }
       }
     }
-    return rows;
-  }
-
-  /** A JSON value of the generator's output as maps, lists, strings, booleans and doubles. */
-  static Object plain(JsonNode node) {
-    if (node.isObject()) {
-      Map<String, Object> map = new LinkedHashMap<>();
-      node.fields().forEachRemaining(field -> map.put(field.getKey(), plain(field.getValue())));
-      return map;
-    }
-    if (node.isArray()) {
-      List<Object> list = new ArrayList<>();
-      node.forEach(element -> list.add(plain(element)));
-      return list;
-    }
-    if (node.isNumber()) return node.asDouble();
-    if (node.isBoolean()) return node.asBoolean();
-    return node.isNull() ? null : node.asText();
+    md.append(String.format(Locale.ROOT, "## Loss and order%n%nFrames lost in W1-W3 and in W4's passing steps, all servers and runs: %d; reordered: %d (goal: none).%n%n", lostBelow, reorderedBelow));
   }
 }

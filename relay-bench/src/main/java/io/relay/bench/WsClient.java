@@ -7,7 +7,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import tlschannel.ClientTlsChannel;
 import tlschannel.NeedsWriteException;
@@ -16,24 +15,16 @@ import tlschannel.WouldBlockException;
 
 /**
  * One load-generator WebSocket connection, driven by its {@link EventLoop}'s thread only: it does
- * the upgrade, writes benchmark frames and parses the frames it receives without copying their
- * payloads (only the 20-byte benchmark header of each message is read).
- *
- * <p>Client frames are masked with the all-zero key (legal, and the server does the same unmasking
- * work for any key), so sending needs no XOR pass; a frame is a small header buffer plus a shared,
- * read-only filler buffer.
+ * the upgrade, writes benchmark frames ({@link OutgoingFrames}) and counts the messages it
+ * receives ({@link ReceivedFrames}, which reads only the 20-byte benchmark header of each; {@link
+ * Arrivals}).
  *
  * <p>A {@code wss} URI is served over TLS on the same non-blocking socket ({@link Tls}, with
  * tls-channel doing the record layer): the handshake first, then the same upgrade and frames.
- *
- * <p>Why one class of over 300 lines: the upgrade, writing and the frame parser share one
- * connection's buffers and run on one event-loop thread; a load generator that copies or hands
- * over between objects would measure itself instead of the server.
  */
-final class WsClient implements SelectorLoop.Ready {
+final class WsClient implements SelectorLoop.Ready, ReceivedFrames.Handler {
   /** Bytes at the start of every benchmark message: send time (ns), sequence number, writer id. */
   static final int HEAD = 20;
-  private static final int MAX_PENDING_BUFFERS = 64;
 
   final int id;
   URI uri;
@@ -57,42 +48,21 @@ final class WsClient implements SelectorLoop.Ready {
   private boolean closed;
   int closeCode;
   private final StringBuilder response = new StringBuilder();
-  private final ArrayDeque<ByteBuffer> pending = new ArrayDeque<>();
-  private final ByteBuffer[] gather = new ByteBuffer[MAX_PENDING_BUFFERS];
-  long pendingBytes;
+  private final OutgoingFrames pending = new OutgoingFrames();
+  private final ReceivedFrames frames = new ReceivedFrames();
 
   // writing
   long seq;
   long sentBytes;
 
-  // reading: frame parser state
-  private final byte[] header = new byte[14];
-  private int headerLen;
-  private int headerNeed = 2;
-  private long payloadLeft = -1;
-  private int opcode;
-  private boolean fin;
-  private int messageOpcode;
-  private final byte[] head = new byte[HEAD];
-  private int headLen;
-  private long messageBytes;
-  private final byte[] control = new byte[125];
-  private int controlLen;
-
-  // reading: what arrived (thread-confined to the loop, read by others only after the loop stops)
-  volatile long received;
-  /** Closed-loop mode: the writer this reader's messages give credit to, or null. */
-  EventLoop.Writer creditTo;
-  long expectedSeq;
-  long maxSeq = -1;
-  long lost;
-  long reordered;
-  long foreign;
+  // reading
+  final Arrivals arrivals;
 
   WsClient(int id, EventLoop loop, int expectWriter) {
     this.id = id;
     this.loop = loop;
     this.expectWriter = expectWriter;
+    this.arrivals = new Arrivals(expectWriter);
   }
 
   boolean isOpen() {
@@ -101,6 +71,11 @@ final class WsClient implements SelectorLoop.Ready {
 
   boolean isClosed() {
     return closed;
+  }
+
+  /** Bytes written to the connection that its socket has not taken yet. */
+  long pendingBytes() {
+    return pending.bytes();
   }
 
   /** Starts connecting; runs on the loop thread. */
@@ -202,7 +177,7 @@ final class WsClient implements SelectorLoop.Ready {
         readResponse(buf);
       }
       if (open) {
-        parse(buf, System.nanoTime());
+        frames.parse(buf, System.nanoTime(), this);
       }
       if (secure == null && n < buf.capacity()) {
         return;
@@ -231,164 +206,34 @@ final class WsClient implements SelectorLoop.Ready {
     }
   }
 
-  private void parse(ByteBuffer buf, long now) {
-    while (buf.hasRemaining()) {
-      if (payloadLeft < 0) {
-        header[headerLen++] = buf.get();
-        if (headerLen == 2) {
-          int len7 = header[1] & 0x7F;
-          headerNeed = 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0) + ((header[1] & 0x80) != 0 ? 4 : 0);
-        }
-        if (headerLen >= 2 && headerLen == headerNeed) {
-          startFrame();
-          if (payloadLeft == 0) {
-            endFrame(now);
-          }
-        }
-        continue;
-      }
-      int n = (int) Math.min(buf.remaining(), payloadLeft);
-      int pos = buf.position();
-      if (opcode >= 0x8) {
-        buf.get(control, controlLen, n);
-        controlLen += n;
-      } else {
-        if (headLen < HEAD) {
-          int take = Math.min(n, HEAD - headLen);
-          buf.get(head, headLen, take);
-          headLen += take;
-        }
-        messageBytes += n;
-        buf.position(pos + n);
-      }
-      payloadLeft -= n;
-      if (payloadLeft == 0) {
-        endFrame(now);
-      }
-    }
+  @Override
+  public void onPing(byte[] payload) {
+    pending.frame(0xA, payload);
+    flushQuietly();
   }
 
-  private void startFrame() {
-    opcode = header[0] & 0x0F;
-    fin = (header[0] & 0x80) != 0;
-    int len7 = header[1] & 0x7F;
-    long len = len7;
-    if (len7 == 126) {
-      len = ((header[2] & 0xFF) << 8) | (header[3] & 0xFF);
-    } else if (len7 == 127) {
-      len = 0;
-      for (int i = 2; i < 10; i++) {
-        len = (len << 8) | (header[i] & 0xFF);
-      }
-    }
-    payloadLeft = len;
-    headerLen = 0;
-    headerNeed = 2;
-    if (opcode >= 0x8) {
-      controlLen = 0;
-    } else if (opcode != 0) {
-      messageOpcode = opcode;
-      headLen = 0;
-      messageBytes = 0;
-    }
+  @Override
+  public void onClose(int code) {
+    closeCode = code;
+    pending.frame(0x8, new byte[] {(byte) (code >> 8), (byte) code});
+    flushQuietly();
+    close();
   }
 
-  private void endFrame(long now) {
-    payloadLeft = -1;
-    if (opcode == 0x9) {
-      byte[] body = java.util.Arrays.copyOf(control, controlLen);
-      enqueue(frameHeader(0xA, body.length), ByteBuffer.wrap(body));
-      flushQuietly();
-    } else if (opcode == 0x8) {
-      closeCode = controlLen >= 2 ? ((control[0] & 0xFF) << 8) | (control[1] & 0xFF) : 1005;
-      enqueue(frameHeader(0x8, 2), ByteBuffer.wrap(new byte[] {control[0], control[1]}));
-      flushQuietly();
-      close();
-    } else if (opcode < 0x8 && fin) {
-      onMessage(now);
-    }
-  }
-
-  /** Wakes the loop of the writer this reader gives credit to, if it waits for it. */
-  private void gaveCredit() {
-    EventLoop.Writer writer = creditTo;
-    if (writer != null && writer.awaitingCredit) {
-      writer.awaitingCredit = false;
-      writer.client.loop.wakeup();
-    }
-  }
-
-  private void onMessage(long now) {
-    received++;
-    gaveCredit();
-    long bytes = messageBytes;
-    if (headLen < HEAD || messageOpcode == 0x8) {
-      loop.stats().delivered(0, bytes);
-      return;
-    }
-    long sentAt = longAt(head, 0);
-    long s = longAt(head, 8);
-    int writer = ((head[16] & 0xFF) << 24) | ((head[17] & 0xFF) << 16) | ((head[18] & 0xFF) << 8) | (head[19] & 0xFF);
-    if (writer != expectWriter) {
-      foreign++;
-      return;
-    }
-    if (s > expectedSeq) {
-      lost += s - expectedSeq;
-      loop.stats().lost += s - expectedSeq;
-    } else if (s < expectedSeq) {
-      reordered++;
-      loop.stats().reordered++;
-    }
-    expectedSeq = Math.max(expectedSeq, s + 1);
-    maxSeq = Math.max(maxSeq, s);
-    loop.stats().delivered(now - sentAt, bytes);
-  }
-
-  private static long longAt(byte[] b, int off) {
-    long v = 0;
-    for (int i = 0; i < 8; i++) {
-      v = (v << 8) | (b[off + i] & 0xFF);
-    }
-    return v;
+  @Override
+  public void onMessage(int opcode, byte[] head, int headLength, long bytes, long now) {
+    arrivals.message(opcode, head, headLength, bytes, now, loop.stats());
   }
 
   /** Sends one benchmark message of {@code size} bytes (at least {@link #HEAD}) now. */
   void sendMessage(int writerId, int size, ByteBuffer filler, long nowNanos) {
-    ByteBuffer hdr = frameHeader(0x2, size, HEAD);
+    ByteBuffer hdr = OutgoingFrames.header(0x2, size, HEAD);
     hdr.putLong(nowNanos).putLong(seq++).putInt(writerId).flip();
     ByteBuffer rest = filler.duplicate();
     rest.limit(size - HEAD);
-    enqueue(hdr, rest);
+    pending.add(hdr, rest);
     sentBytes += size;
     flushQuietly();
-  }
-
-  private static ByteBuffer frameHeader(int op, int length) {
-    ByteBuffer b = frameHeader(op, length, 0);
-    b.flip();
-    return b;
-  }
-
-  /** A masked (all-zero key) final frame header with room for {@code extra} more bytes. */
-  private static ByteBuffer frameHeader(int op, int length, int extra) {
-    ByteBuffer b = ByteBuffer.allocate(14 + extra);
-    b.put((byte) (0x80 | op));
-    if (length < 126) {
-      b.put((byte) (0x80 | length));
-    } else if (length < 65536) {
-      b.put((byte) (0x80 | 126)).putShort((short) length);
-    } else {
-      b.put((byte) (0x80 | 127)).putLong(length);
-    }
-    b.putInt(0);
-    return b;
-  }
-
-  private void enqueue(ByteBuffer a, ByteBuffer b) {
-    pending.add(a);
-    pending.add(b);
-    pendingBytes += a.remaining() + b.remaining();
   }
 
   private void flushQuietly() {
@@ -403,29 +248,10 @@ final class WsClient implements SelectorLoop.Ready {
     if (closed || channel == null || !channel.isConnected()) {
       return;
     }
-    while (!pending.isEmpty()) {
-      int count = 0;
-      for (ByteBuffer b : pending) {
-        gather[count++] = b;
-        if (count == MAX_PENDING_BUFFERS) {
-          break;
-        }
-      }
-      long n;
-      try {
-        n = secure != null ? secure.write(gather, 0, count) : channel.write(gather, 0, count);
-      } catch (WouldBlockException e) {
-        waitForSocket(e);
-        n = 0;
-      }
-      pendingBytes -= n;
-      while (!pending.isEmpty() && !pending.peekFirst().hasRemaining()) {
-        pending.pollFirst();
-      }
-      java.util.Arrays.fill(gather, 0, count, null);
-      if (n == 0 || (!pending.isEmpty() && count < MAX_PENDING_BUFFERS)) {
-        break;
-      }
+    try {
+      pending.writeTo(secure != null ? secure : channel);
+    } catch (WouldBlockException e) {
+      waitForSocket(e);
     }
     updateInterest();
   }

@@ -23,14 +23,13 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.stream.StreamSupport;
 import org.apache.pekko.Done;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,13 +40,13 @@ import org.slf4j.LoggerFactory;
  * NIO otherwise (chosen at start and logged). A connection's TLS and HTTP head are served by the
  * loop it was accepted on; an upgraded WebSocket moves to its topic's loop ({@link #loopFor}).
  *
- * <p>The ports share the node's {@code relay.max-connections} ({@link ConnectionSlots}): when
- * they hold it, every port stops accepting (new connections wait in the kernel's backlog), and
- * they resume when a connection of any port closes; a connection accepted in the meantime is
- * closed at once. When {@code accept} itself fails (the process ran out of file descriptors),
- * the port pauses instead of spinning; the failures are counted and logged once per ten seconds. A request
- * head must arrive within {@code relay.header-timeout} ({@link HeadTimeout}). {@link #unbind}
- * stops accepting; {@link #terminate} closes what is still open after a deadline.
+ * <p>The ports share the node's {@code relay.max-connections}: when they hold it, every port
+ * stops accepting (new connections wait in the kernel's backlog), and they resume when a
+ * connection of any port closes; a connection accepted in the meantime is closed at once. When
+ * {@code accept} itself fails (the process ran out of file descriptors), the port pauses instead
+ * of spinning; the failures are counted and logged once per ten seconds. A request head must
+ * arrive within {@code relay.header-timeout} ({@link HeadTimeout}). {@link #unbind} stops
+ * accepting; {@link #terminate} closes what is still open after a deadline.
  */
 public final class ClientPorts {
   private static final Logger LOG = LoggerFactory.getLogger(ClientPorts.class);
@@ -55,12 +54,11 @@ public final class ClientPorts {
   private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final PortSettings settings;
-  private final ConnectionSlots slots;
+  private final AtomicInteger connections = new AtomicInteger();
   private final PortCounters counters = new PortCounters();
   private final EventLoopGroup group;
   private final Class<? extends ServerChannel> serverChannel;
-  private final String transport;
-  private final List<Channel> servers = new CopyOnWriteArrayList<>();
+  private final ChannelGroup servers = new DefaultChannelGroup("relay-client-ports", GlobalEventExecutor.INSTANCE);
   /** The group's event loops, in a fixed order, for {@link #loopFor}. */
   private final EventLoop[] loops;
   private final ChannelGroup open = new DefaultChannelGroup("relay-client-connections", GlobalEventExecutor.INSTANCE);
@@ -68,20 +66,15 @@ public final class ClientPorts {
 
   private ClientPorts(PortSettings settings) {
     this.settings = settings;
-    this.slots = new ConnectionSlots(settings.maxConnections());
-    if (Epoll.isAvailable()) {
-      group = new MultiThreadIoEventLoopGroup(settings.eventLoops(), EpollIoHandler.newFactory());
-      serverChannel = EpollServerSocketChannel.class;
-      transport = "epoll";
-    } else {
-      group = new MultiThreadIoEventLoopGroup(settings.eventLoops(), NioIoHandler.newFactory());
-      serverChannel = NioServerSocketChannel.class;
-      transport = "nio";
-    }
-    List<EventLoop> all = new ArrayList<>();
-    group.forEach(executor -> all.add((EventLoop) executor));
-    loops = all.toArray(EventLoop[]::new);
-    slots.onFree(this::resumeAccepting);
+    boolean epoll = Epoll.isAvailable();
+    group = new MultiThreadIoEventLoopGroup(settings.eventLoops(), epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+    serverChannel = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    loops = StreamSupport.stream(group.spliterator(), false).map(EventLoop.class::cast).toArray(EventLoop[]::new);
+    LOG.info(
+        "client ports on Netty's {} transport, {} event loops, at most {} connections",
+        epoll ? "epoll" : "nio",
+        settings.eventLoops(),
+        settings.maxConnections());
   }
 
   /** The event loop that serves the connections of {@code key} (a topic): always the same one. */
@@ -91,30 +84,16 @@ public final class ClientPorts {
 
   /** Starts the event loops of the node's client ports. */
   public static ClientPorts start(PortSettings settings) {
-    ClientPorts ports = new ClientPorts(settings);
-    LOG.info(
-        "client ports on Netty's {} transport, {} event loops, at most {} connections",
-        ports.transport,
-        settings.eventLoops(),
-        settings.maxConnections());
-    return ports;
+    return new ClientPorts(settings);
   }
 
-  public ConnectionSlots slots() {
-    return slots;
+  /** Client connections open now, on every port. */
+  public int connections() {
+    return connections.get();
   }
 
   public PortCounters counters() {
     return counters;
-  }
-
-  public PortSettings settings() {
-    return settings;
-  }
-
-  /** The transport the ports use: {@code epoll} or {@code nio}. */
-  public String transport() {
-    return transport;
   }
 
   /**
@@ -161,34 +140,42 @@ public final class ClientPorts {
     return (InetSocketAddress) server.localAddress();
   }
 
-  /** Takes a slot for a new connection, or closes it at the limit and stops accepting. */
+  /** Counts a new connection, or closes it at the limit and stops accepting. */
   private boolean admit(Channel channel) {
-    if (!slots.tryAcquire()) {
+    int max = settings.maxConnections();
+    if (connections.getAndUpdate(n -> n < max ? n + 1 : n) >= max) {
       counters.limitReached.increment();
       pauseAccepting();
       channel.close();
       return false;
     }
     open.add(channel);
-    channel.closeFuture().addListener(closed -> slots.release());
-    if (slots.used() >= slots.limit()) {
+    channel.closeFuture().addListener(closed -> {
+      connections.decrementAndGet();
+      resumeAccepting();
+    });
+    if (full()) {
       counters.limitReached.increment();
       pauseAccepting();
     }
     return true;
   }
 
+  private boolean full() {
+    return connections.get() >= settings.maxConnections();
+  }
+
   private void pauseAccepting() {
     accepting = false;
     servers.forEach(server -> server.config().setAutoRead(false));
-    if (slots.used() < slots.limit()) {
-      // a connection closed meanwhile, and its slot's resume may have run before this pause
+    if (!full()) {
+      // a connection closed meanwhile, and its resume may have run before this pause
       resumeAccepting();
     }
   }
 
   private void resumeAccepting() {
-    if (!accepting && slots.used() < slots.limit()) {
+    if (!accepting && !full()) {
       accepting = true;
       servers.forEach(server -> server.config().setAutoRead(true));
     }
@@ -218,7 +205,7 @@ public final class ClientPorts {
             TimeUnit.NANOSECONDS.toSeconds(now - lastLog),
             cause.getMessage(),
             ACCEPT_PAUSE_MS,
-            slots.limit());
+            settings.maxConnections());
         lastLog = now;
         notLogged = 0;
       }
@@ -238,15 +225,9 @@ public final class ClientPorts {
 
   /** Stops accepting on every port: the bound sockets close; open connections go on. */
   public CompletionStage<Done> unbind() {
-    CompletableFuture<?>[] closed =
-        servers.stream()
-            .map(server -> {
-              CompletableFuture<Void> one = new CompletableFuture<>();
-              server.close().addListener(done -> one.complete(null));
-              return one;
-            })
-            .toArray(CompletableFuture[]::new);
-    return CompletableFuture.allOf(closed).thenApply(all -> Done.getInstance());
+    CompletableFuture<Done> unbound = new CompletableFuture<>();
+    servers.close().addListener(closed -> unbound.complete(Done.getInstance()));
+    return unbound;
   }
 
   /**

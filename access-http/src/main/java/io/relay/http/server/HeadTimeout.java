@@ -3,6 +3,7 @@ package io.relay.http.server;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -10,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * A client that started a request head must finish it within {@code relay.header-timeout}, or
  * its connection is reset. The first head counts from the accept (on a TLS port the handshake is
  * inside it); a later one from its first bytes. The handler after the HTTP decoder says when a
- * head has arrived ({@link #headRead}).
+ * head has arrived ({@link #headRead}); a pipeline without one (a test's) is served without.
  */
 public final class HeadTimeout extends ChannelInboundHandlerAdapter {
   /** The handler's name in a connection's pipeline. */
@@ -42,10 +43,12 @@ public final class HeadTimeout extends ChannelInboundHandlerAdapter {
     ctx.fireChannelRead(msg);
   }
 
-  /** The head being read has arrived whole: the clock stops until the next one starts. */
-  public void headRead() {
-    cancel();
-    betweenHeads = true;
+  /** The head being read on {@code pipeline}'s connection has arrived whole: its clock stops until the next one starts. */
+  public static void headRead(ChannelPipeline pipeline) {
+    if (pipeline.get(NAME) instanceof HeadTimeout timeout) {
+      timeout.cancel();
+      timeout.betweenHeads = true;
+    }
   }
 
   @Override

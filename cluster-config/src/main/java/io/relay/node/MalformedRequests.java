@@ -1,4 +1,4 @@
-package io.relay.http.log;
+package io.relay.node;
 
 import org.apache.pekko.event.LoggingAdapter;
 import org.apache.pekko.http.ParsingErrorHandler;
