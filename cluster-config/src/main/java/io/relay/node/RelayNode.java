@@ -12,7 +12,7 @@ import io.relay.http.HttpSettings;
 import io.relay.http.TlsContext;
 import io.relay.http.TokenKeys;
 import io.relay.http.server.PortSettings;
-import io.relay.ws.BufferChecks;
+import io.relay.memory.BufferChecks;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;

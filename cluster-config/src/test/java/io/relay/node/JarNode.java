@@ -1,8 +1,8 @@
 package io.relay.node;
 
+import io.relay.memory.BufferChecks;
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
-import io.relay.ws.BufferChecks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;

@@ -1,6 +1,6 @@
 package io.relay.harness;
 
-import io.relay.ws.BufferChecks;
+import io.relay.memory.BufferChecks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;

@@ -2,11 +2,11 @@ package io.relay.status;
 
 import io.relay.Ask;
 import io.relay.RelaySettings;
+import io.relay.memory.MemoryBudget;
 import io.relay.metrics.RelayMetrics;
 import io.relay.topic.Connection;
 import io.relay.topic.Room;
 import io.relay.topic.SpecialTopics;
-import io.relay.ws.MemoryBudget;
 import io.relay.ws.WsFrames;
 import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;

@@ -1,7 +1,6 @@
 package io.relay.topic;
 
 import io.relay.ws.CloseCodes;
-import io.relay.ws.OutboundQueue;
 import io.relay.ws.WsFrames;
 import java.time.Instant;
 import java.util.List;

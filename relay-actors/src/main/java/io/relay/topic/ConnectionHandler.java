@@ -10,12 +10,12 @@ import io.netty.util.concurrent.AbstractScheduledEventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.concurrent.Ticker;
 import io.relay.RelaySettings;
+import io.relay.memory.MemoryBudget;
 import io.relay.metrics.RelayMetrics;
 import io.relay.ws.CloseCodes;
 import io.relay.ws.CloseFrame;
 import io.relay.ws.CloseHandshake;
 import io.relay.ws.InboundProtocol;
-import io.relay.ws.MemoryBudget;
 import io.relay.ws.OutputEnd;
 import io.relay.ws.WsFrames.Frame;
 import io.relay.ws.WsFrames;
@@ -32,7 +32,7 @@ import org.apache.pekko.util.ByteString;
  *
  * <p>Everything here runs on the channel's event loop, and only that thread writes the channel:
  * writers on other event loops queue frames in the connection's {@link
- * io.relay.ws.OutboundQueue}, whose wake-up asks this loop to drain it. The queue is drained while
+ * io.relay.topic.OutboundQueue}, whose wake-up asks this loop to drain it. The queue is drained while
  * the channel is writable (its outbound buffer under the high-water mark); past it, frames wait
  * in the queue, where drop-oldest bounds them, until the channel drains below the low-water mark.
  * A client's pings are answered at once while the channel is writable; otherwise only the newest

@@ -1,7 +1,7 @@
 package io.relay.topic;
 
+import io.relay.memory.MemoryBudget;
 import io.relay.metrics.RelayMetrics;
-import io.relay.ws.MemoryBudget;
 import io.relay.ws.WsFrames.Frame;
 
 /**

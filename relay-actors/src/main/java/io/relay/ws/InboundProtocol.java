@@ -1,6 +1,7 @@
 package io.relay.ws;
 
 import io.netty.buffer.ByteBuf;
+import io.relay.memory.MemoryBudget;
 import java.util.Arrays;
 
 /**

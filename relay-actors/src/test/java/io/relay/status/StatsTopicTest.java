@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import com.typesafe.config.ConfigFactory;
 import io.relay.RelaySettings;
+import io.relay.memory.MemoryBudget;
 import io.relay.metrics.RelayMetrics;
 import io.relay.testing.TestClusterConfig;
 import io.relay.topic.Connection;
+import io.relay.topic.OutboundQueue;
 import io.relay.topic.Room;
-import io.relay.ws.MemoryBudget;
-import io.relay.ws.OutboundQueue;
 import io.relay.ws.WsFrames;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -2,6 +2,7 @@ package io.relay.ws;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.memory.BufferChecks;
 import java.util.List;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;

@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.relay.memory.BufferChecks;
 import io.relay.node.LoopbackPorts;
 import io.relay.testing.Await;
 import io.relay.testing.TestCertificate;
-import io.relay.ws.BufferChecks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;

@@ -1,5 +1,6 @@
-package io.relay.ws;
+package io.relay.topic;
 
+import io.relay.memory.MemoryBudget;
 import io.relay.ws.WsFrames.Frame;
 import java.util.ArrayDeque;
 

@@ -1,7 +1,8 @@
-package io.relay.ws;
+package io.relay.memory;
 
 import io.netty.util.ResourceLeakDetector;
 import io.netty.util.ResourceLeakDetectorFactory;
+import io.relay.ws.WsFrames;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -80,7 +81,7 @@ public final class BufferChecks {
    * Reports a fault found here, {@code earlier} being where the other party to it acted (the
    * previous release), if known: logged and counted; with the checks on, kept and thrown.
    */
-  static void fault(String what, Throwable earlier) {
+  public static void fault(String what, Throwable earlier) {
     record(new IllegalStateException(what, earlier), true);
   }
 

@@ -1,11 +1,13 @@
-package io.relay.ws;
+package io.relay.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.relay.topic.OutboundQueue;
 import io.relay.ws.WsFrames.Frame;
+import io.relay.ws.WsFrames;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package io.relay.ws;
+package io.relay.topic;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.relay.memory.MemoryBudget;
+import io.relay.ws.CloseCodes;
 import io.relay.ws.WsFrames.Frame;
+import io.relay.ws.WsFrames;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.util.ByteString;
 import org.junit.jupiter.api.Nested;

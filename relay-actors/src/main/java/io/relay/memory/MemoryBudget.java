@@ -1,4 +1,4 @@
-package io.relay.ws;
+package io.relay.memory;
 
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -1,4 +1,4 @@
-package io.relay.ws;
+package io.relay.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.relay.ws.WsFrames;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
