@@ -188,8 +188,10 @@ class SlowHeaderIT {
 
     static SlowClient open(Selector selector, int port, byte[] head) throws IOException {
       SocketChannel channel = SocketChannel.open();
+      // stamped before the connect: the node's timer starts at its accept, which may come before connect() returns
+      long connecting = System.nanoTime();
       channel.connect(new InetSocketAddress("127.0.0.1", port));
-      SlowClient client = new SlowClient(channel, head, System.nanoTime());
+      SlowClient client = new SlowClient(channel, head, connecting);
       channel.configureBlocking(false);
       channel.register(selector, SelectionKey.OP_READ, client);
       return client;
