@@ -3,23 +3,17 @@ package io.relay.harness;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
@@ -46,10 +40,9 @@ class StrictDenyIT {
   private static final int RACED = 20;
   private static final Duration ANSWER = Duration.ofSeconds(15);
 
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   private final HarnessConfig config = HarnessConfig.fromSystemProperties();
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final DirectRequests requests = new DirectRequests();
 
   /** A code request or an upgrade: when it was sent and answered (System.nanoTime), and what it got. */
   private record Attempt(String what, String node, long sentAt, long answeredAt, int status) {}
@@ -107,7 +100,7 @@ class StrictDenyIT {
             ANSWER,
             () -> others.stream().allMatch(node -> count(attempts, "upgrade", node.name, Long.MIN_VALUE, 101) >= RACED));
         long denyStarted = System.nanoTime();
-        HttpResponse<String> deny = bids(denier, "deny", booking);
+        HttpResponse<String> deny = requests.bids(denier, "deny", booking);
         long denied = System.nanoTime();
         assertEquals(204, deny.statusCode(), "round " + round + ": the deny is answered: " + deny.body());
         slowestDeny = Math.max(slowestDeny, (denied - denyStarted) / 1_000_000);
@@ -116,7 +109,7 @@ class StrictDenyIT {
             ANSWER,
             () -> others.stream().allMatch(node -> count(attempts, "code", node.name, denied, 0) >= RACED));
         long allowSent = System.nanoTime();
-        HttpResponse<String> allow = bids(denier, "allow", booking);
+        HttpResponse<String> allow = requests.bids(denier, "allow", booking);
         long allowed = System.nanoTime();
         assertEquals(204, allow.statusCode(), "round " + round + ": the allow is answered: " + allow.body());
         Await.until(
@@ -170,9 +163,9 @@ class StrictDenyIT {
       try {
         Await.until(
             "the first node finds the stopped node unreachable", Duration.ofSeconds(20),
-            () -> unreachable(denier).contains(stopped.address()));
+            () -> denier.unreachable().contains(stopped.address()));
         long start = System.nanoTime();
-        HttpResponse<String> deny = bids(denier, "deny", "while-away");
+        HttpResponse<String> deny = requests.bids(denier, "deny", "while-away");
         scenario.put("deny_with_an_unreachable_node_ms", (System.nanoTime() - start) / 1_000_000);
         assertEquals(204, deny.statusCode(), "a deny does not wait for an unreachable node: " + deny.body());
       } finally {
@@ -181,7 +174,7 @@ class StrictDenyIT {
       String token = Tokens.booked("away/topic", "while-away", "read", "write");
       Await.until(
           "the node that was stopped refuses codes for the booking denied while it was away", Duration.ofSeconds(30),
-          () -> codeStatus(stopped, "away/topic", token) == 400);
+          () -> requests.session(stopped, "away/topic", token).statusCode() == 400);
       LogHygiene.assertClean(cluster.logs());
       passed = true;
     } finally {
@@ -206,12 +199,12 @@ class StrictDenyIT {
       ConcurrentLinkedQueue<Admitted> admitted) {
     while (!stop.get()) {
       long sent = System.nanoTime();
-      HttpResponse<String> response = post(node, "/session/" + topic, token);
+      HttpResponse<String> response = requests.session(node, topic, token);
       attempts.add(new Attempt("code", node.name, sent, System.nanoTime(), response.statusCode()));
       if (response.statusCode() != 200) {
         continue;
       }
-      String code = response.body().replaceAll(".*code=([A-Za-z0-9_-]+).*", "$1");
+      String code = DirectRequests.codeOf(response);
       Admitted connection = new Admitted(System.nanoTime());
       try {
         connection.socket =
@@ -228,51 +221,6 @@ class StrictDenyIT {
       } catch (Exception e) {
         throw new AssertionError("the upgrade at " + node.name + " did not complete", e);
       }
-    }
-  }
-
-  private HttpResponse<String> bids(NodeProcess node, String list, String booking) {
-    long exp = Instant.now().plusSeconds(600).getEpochSecond();
-    return post(node, "/bids/" + list + "?bid=" + booking + "&exp=" + exp, Tokens.admin("relay:admin"));
-  }
-
-  private int codeStatus(NodeProcess node, String topic, String token) {
-    return post(node, "/session/" + topic, token).statusCode();
-  }
-
-  private HttpResponse<String> post(NodeProcess node, String path, String authorization) {
-    try {
-      return http.send(
-          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.accessPort + path))
-              .timeout(ANSWER)
-              .header("Authorization", authorization)
-              .POST(HttpRequest.BodyPublishers.noBody())
-              .build(),
-          HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new AssertionError("POST " + path.replaceAll("\\?.*", "") + " to " + node.name + " failed", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError(e);
-    }
-  }
-
-  /** The addresses of the members {@code node} reports unreachable on its management port. */
-  private Set<String> unreachable(NodeProcess node) {
-    try {
-      String members =
-          http.send(
-                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.managementPort + "/cluster/members")).timeout(ANSWER).build(),
-                  HttpResponse.BodyHandlers.ofString())
-              .body();
-      Set<String> unreachable = new HashSet<>();
-      JSON.readTree(members).path("unreachable").forEach(member -> unreachable.add(member.path("node").asText()));
-      return unreachable;
-    } catch (IOException e) {
-      return Set.of();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError(e);
     }
   }
 }
