@@ -34,8 +34,11 @@ public final class FrameReader {
   /** The longest header: two bytes, a 64-bit length and the masking key. */
   private static final int MAX_HEADER = 14;
 
-  /** A header split across reads, as far as it has arrived. */
-  private final ByteBuf split = Unpooled.wrappedBuffer(new byte[MAX_HEADER]).clear();
+  /**
+   * A header split across reads, as far as it has arrived; made the first time a header is split,
+   * so that a connection whose headers all arrive whole (most) holds none.
+   */
+  private ByteBuf split;
   /** Payload bytes of the current frame still to come, or -1 between frames. */
   private long payloadLeft = -1;
 
@@ -52,9 +55,7 @@ public final class FrameReader {
         if (header == null) {
           return true;
         }
-        boolean goOn = onHeader(header, handler);
-        split.clear();
-        if (!goOn) {
+        if (!onHeader(header, handler)) {
           return false;
         }
       } else {
@@ -82,9 +83,17 @@ public final class FrameReader {
    * it (the usual case), else the header gathered across reads; null while it has not all arrived.
    */
   private ByteBuf header(ByteBuf bytes) {
-    int available = bytes.readableBytes();
-    if (!split.isReadable() && available >= 2 && available >= headerLength(bytes.getByte(bytes.readerIndex() + 1))) {
-      return bytes;
+    if (split == null || !split.isReadable()) {
+      int available = bytes.readableBytes();
+      if (available >= 2 && available >= headerLength(bytes.getByte(bytes.readerIndex() + 1))) {
+        return bytes;
+      }
+      if (available == 0) {
+        return null;
+      }
+      if (split == null) {
+        split = Unpooled.wrappedBuffer(new byte[MAX_HEADER]).clear();
+      }
     }
     while (true) {
       // its first two bytes tell its length
@@ -114,6 +123,9 @@ public final class FrameReader {
     int length7 = second & 0x7F;
     long length = length7 == 126 ? header.readUnsignedShort() : length7 == 127 ? header.readLong() : length7;
     int mask = masked ? header.readInt() : 0;
+    if (header == split) {
+      split.clear(); // read whole: empty again before the handler hears of it
+    }
     payloadLeft = Math.max(length, 0);
     return handler.onHeader(
         (byte) (first & 0x0F), (first & 0x80) != 0, (first >> 4) & 0x7, masked, mask, length < 0 ? -1 : length);
