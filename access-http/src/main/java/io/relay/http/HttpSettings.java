@@ -70,6 +70,13 @@ public record HttpSettings(
   /** An origin as browsers serialize it: scheme, host and an optional port. */
   private static final Pattern ORIGIN = Pattern.compile("[a-z][a-z0-9+.-]*://[^/?#@\\s]+");
 
+  /** The settings without the keys, so that no log line or message that shows them shows a key. */
+  @Override
+  public String toString() {
+    return "HttpSettings[audience=" + audience + ", url=" + url + ", host=" + host + ", portAccess=" + portAccess + ", portRelay=" + portRelay
+        + ", devMode=" + devMode + ", secretFile=" + secretFile + ", secretPreviousFile=" + secretPreviousFile + "]";
+  }
+
   public static HttpSettings create(Config config) {
     SettingsReader r = new SettingsReader(config);
     String secret = r.string("relay.secret");

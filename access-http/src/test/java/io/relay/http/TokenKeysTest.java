@@ -64,6 +64,12 @@ class TokenKeysTest {
   }
 
   @Test
+  void theSettingsNeverShowAKey() {
+    String shown = settings(Map.of("relay.secret", NEW, "relay.secret-previous", OLD)).toString();
+    assertFalse(shown.contains(NEW) || shown.contains(OLD), "the settings as text show a key: " + shown);
+  }
+
+  @Test
   void aSecretFromAFileIsReadAgainOnceTheReloadIntervalHasPassed() throws IOException {
     Path secret = file("secret", OLD);
     TokenVerifier verifier = verifier(settings(Map.of("relay.secret-file", secret.toString())), 100);
