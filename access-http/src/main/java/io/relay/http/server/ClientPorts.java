@@ -1,6 +1,7 @@
 package io.relay.http.server;
 
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -51,6 +52,14 @@ import org.slf4j.LoggerFactory;
 public final class ClientPorts {
   private static final Logger LOG = LoggerFactory.getLogger(ClientPorts.class);
   private static final long ACCEPT_PAUSE_MS = 100;
+  /**
+   * The most a connection's read takes from its socket at once. Netty's default, 64 KiB, is less
+   * than a 64 KiB message with its header, so such a message never arrives whole in one read and
+   * is copied twice (into an array of its own, then into the frame it is relayed in) instead of
+   * once. Reads grow towards this only on connections whose reads fill them (streams); others
+   * keep small reads.
+   */
+  private static final int MAX_READ_BYTES = 256 * 1024;
   private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final PortSettings settings;
@@ -113,6 +122,7 @@ public final class ClientPorts {
             .option(ChannelOption.SO_REUSEADDR, true)
             .handler(new AcceptFailures())
             .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(64, 2048, MAX_READ_BYTES))
             .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(writeBuffer / 2, writeBuffer))
             .childHandler(
                 new ChannelInitializer<>() {
