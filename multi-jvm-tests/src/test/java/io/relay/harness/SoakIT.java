@@ -22,7 +22,8 @@ import picocli.CommandLine;
  * {@link Churn} through the proxy: sessions of one writer and two readers starting at a steady
  * rate and ending normally, readers living a few seconds each and closing normally, abruptly or
  * after stalling as slow readers, a booking denied every few minutes, and a node killed and
- * restarted every half hour (once, halfway, in a shorter run). Every frame a reader receives is
+ * restarted every half hour (once, halfway, in a shorter run): always the same node, so that the
+ * two others run the whole length and their samples span the second half without a restart. Every frame a reader receives is
  * checked byte for byte; every node's heap after a full GC, resident memory, descriptors and
  * threads are sampled as it goes ({@link SoakReport}).
  *
@@ -54,6 +55,7 @@ class SoakIT {
         RelayCluster cluster = new RelayCluster(config, proxy.relayUrl(), Map.of()).start(3)) {
       proxy.start(cluster.running());
       Map<NodeProcess, Long> startedAt = new HashMap<>();
+      String killed = cluster.running().get(2).name;
       long start = System.nanoTime();
       cluster.running().forEach(node -> startedAt.put(node, 0L));
       List<String> args = new ArrayList<>(List.of(workload));
@@ -79,7 +81,7 @@ class SoakIT {
           }
           nextSample += SAMPLE_EVERY.toNanos();
         } else if (now >= nextKill && now < end - SAMPLE_EVERY.toNanos()) {
-          NodeProcess victim = cluster.running().get(0);
+          NodeProcess victim = cluster.running().stream().filter(node -> node.name.equals(killed)).findFirst().orElseThrow();
           faults.addAll(faults(victim));
           cluster.crash(victim);
           proxy.reload(cluster.running());
