@@ -24,6 +24,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -48,8 +49,8 @@ class DenyListScaleTest {
   private static final boolean MEASURING = System.getProperty("deny.entries") != null;
   private static final int BATCHES = 10;
   private static final int CONCURRENCY = 8;
-  /** How often a deny is sent while it is answered 503. */
-  private static final int DENY_ATTEMPTS = 5;
+  /** How long a deny is sent again while it is answered 503. */
+  private static final Duration DENY_RETRIES = Duration.ofSeconds(30);
   private static final Duration READY_WITHIN = Duration.ofSeconds(30);
   /** Codes fetched before the restart stay valid through it. */
   private static final Map<String, Object> SETTINGS = Map.of("relay.code-ttl", "2m");
@@ -196,23 +197,22 @@ class DenyListScaleTest {
   }
 
   /**
-   * Denies {@code id} as a booking system does: a 503 (a member did not confirm in time, as on a
-   * loaded machine) is sent again after its {@code Retry-After}, for at most {@link #DENY_ATTEMPTS}
-   * attempts; any other answer than 204 fails.
+   * Denies {@code id}, sending it again while it is answered 503 with {@code Retry-After} (a member
+   * did not confirm in time, as on a loaded machine), as a booking system does, for at most {@link
+   * #DENY_RETRIES}; any other answer than 204 fails.
    */
   private void deny(TestNode node, String id, long exp) {
-    AccessClient.Answer answer = access(node).post("/bids/deny?bid=" + id + "&exp=" + exp, admin);
-    for (int attempt = 1; answer.status() == 503 && attempt < DENY_ATTEMPTS; attempt++) {
-      long retryAfter = answer.headers().firstValueAsLong("Retry-After").orElseThrow(() -> new AssertionError("a 503 without Retry-After"));
-      try {
-        Thread.sleep(retryAfter * 1000); // the answer's Retry-After, as a booking system waits
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError("interrupted while waiting to deny " + id + " again", e);
+    AtomicReference<AccessClient.Answer> last = new AtomicReference<>();
+    Await.until("the deny of " + id + " on " + node.address() + " is answered other than 503", DENY_RETRIES, () -> {
+      AccessClient.Answer answer = access(node).post("/bids/deny?bid=" + id + "&exp=" + exp, admin);
+      last.set(answer);
+      if (answer.status() == 503) {
+        assertTrue(answer.headers().firstValue("Retry-After").isPresent(), "a 503 says when to retry: " + answer.body());
+        return false;
       }
-      answer = access(node).post("/bids/deny?bid=" + id + "&exp=" + exp, admin);
-    }
-    assertEquals(204, answer.status(), "deny of " + id + " on " + node.address() + ": " + answer.body());
+      return true;
+    }, () -> String.valueOf(last.get().body()));
+    assertEquals(204, last.get().status(), "deny of " + id + " on " + node.address() + ": " + last.get().body());
   }
 
   private static String token(String bookingId) {
