@@ -35,10 +35,9 @@ import picocli.CommandLine.Option;
 /**
  * {@code java -cp relay-bench.jar io.relay.bench.Churn}: a churn of short-lived readers against
  * one relay node, checking every byte each reader receives. Each topic has one writer sending
- * binary frames of random size at a steady rate; each frame carries its sequence number, its
- * topic's id and its length in its first 12 bytes and a pattern drawn from those after them, so a
- * reader can tell its topic's intact frame from another topic's ({@code foreign}) and from bytes
- * that are no writer's frame ({@code corrupt}: overwritten on the way). Readers live a random
+ * binary frames of random size at a steady rate ({@link ChurnFrames}), so a reader can tell its
+ * topic's intact frame from another topic's ({@code foreign}) and from bytes that are no writer's
+ * frame ({@code corrupt}: overwritten on the way). Readers live a random
  * while and then close, most by destroying the TCP connection with no close frame, the rest with
  * a close frame, and reconnect at once with a new code; some stop reading for a while and then read
  * on (slow readers, whose oldest queued frames the node drops: counted apart, as their gaps); every so often one topic's booking is denied
@@ -64,7 +63,6 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = "Churn of short-lived readers against one relay node; every frame received is checked byte for byte.")
 public final class Churn implements Callable<Integer> {
-  private static final int HEAD = 12;
   private static final Pattern FAULTS = Pattern.compile("(?m)^relay_buffer_faults_total\\s+([0-9.eE+]+)");
 
   @Option(names = "--access", defaultValue = "http://127.0.0.1:3000", description = "The node's access API (default: ${DEFAULT-VALUE}).")
@@ -173,8 +171,8 @@ public final class Churn implements Callable<Integer> {
 
   /** Runs the churn for {@code --seconds} and returns its result, as {@link #call} prints it. */
   public Map<String, Object> churn() throws Exception {
-    if (minBytes < HEAD || maxBytes < minBytes) {
-      throw new IllegalArgumentException("frames are at least " + HEAD + " bytes, and --max-bytes at least --min-bytes");
+    if (minBytes < ChurnFrames.HEAD || maxBytes < minBytes) {
+      throw new IllegalArgumentException("frames are at least " + ChurnFrames.HEAD + " bytes, and --max-bytes at least --min-bytes");
     }
     relay = new Endpoints.Relay(access, node.secret(), node.audience, null);
     client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
@@ -331,68 +329,6 @@ public final class Churn implements Callable<Integer> {
         });
   }
 
-  /** The first {@code size} bytes of frame {@code seq} of topic {@code topicId}. */
-  static ByteBuffer frame(int topicId, int seq, int size) {
-    ByteBuffer frame = ByteBuffer.allocate(size);
-    frame.putInt(seq).putInt(topicId).putInt(size);
-    int state = seed(topicId, seq);
-    while (frame.hasRemaining()) {
-      state = next(state);
-      for (int i = 0; i < 4 && frame.hasRemaining(); i++) {
-        frame.put((byte) (state >>> (8 * i)));
-      }
-    }
-    return frame.flip();
-  }
-
-  /** Whether {@code bytes} is frame {@code seq} of topic {@code topicId}, whole and unchanged. */
-  static boolean intact(byte[] bytes, int length, int topicId, int seq) {
-    ByteBuffer head = ByteBuffer.wrap(bytes, 0, length);
-    if (length < HEAD || head.getInt(0) != seq || head.getInt(4) != topicId || head.getInt(8) != length) {
-      return false;
-    }
-    int state = seed(topicId, seq);
-    int at = HEAD;
-    while (at < length) {
-      state = next(state);
-      for (int i = 0; i < 4 && at < length; i++, at++) {
-        if (bytes[at] != (byte) (state >>> (8 * i))) {
-          return false;
-        }
-      }
-    }
-    return true;
-  }
-
-  /** Where {@code bytes} first differ from frame {@code seq} of topic {@code topicId}, and the bytes there. */
-  static String difference(byte[] bytes, int length, int topicId, int seq) {
-    ByteBuffer expected = frame(topicId, seq, Math.max(length, HEAD));
-    for (int i = 0; i < length; i++) {
-      if (bytes[i] != expected.get(i)) {
-        StringBuilder found = new StringBuilder();
-        for (int j = i; j < Math.min(length, i + 16); j++) {
-          found.append(String.format("%02x", bytes[j]));
-        }
-        return "first differs at byte " + i + ": " + found;
-      }
-    }
-    return "no byte differs";
-  }
-
-  /** The pattern's first state for a frame: never 0, which xorshift keeps. */
-  private static int seed(int topicId, int seq) {
-    int seed = (topicId * 0x9E3779B9) ^ (seq * 0x85EBCA6B) ^ 0x2545F491;
-    return seed == 0 ? 1 : seed;
-  }
-
-  /** Marsaglia's 32-bit xorshift. */
-  private static int next(int x) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return x;
-  }
-
   /** One topic: its id, name, booking and writer. */
   private final class Topic {
     final int id;
@@ -468,7 +404,7 @@ public final class Churn implements Callable<Integer> {
         int size = ThreadLocalRandom.current().nextInt(minBytes, maxBytes + 1);
         inFlight = true;
         sent.increment();
-        session.sendBinary(frame(topic.id, seq++, size), Callback.from(() -> inFlight = false, e -> inFlight = false));
+        session.sendBinary(ChurnFrames.frame(topic.id, seq++, size), Callback.from(() -> inFlight = false, e -> inFlight = false));
       }
     }
 
@@ -600,9 +536,9 @@ public final class Churn implements Callable<Integer> {
         received.increment();
         receivedBytes.add(length);
         ByteBuffer head = ByteBuffer.wrap(message, 0, length);
-        int seq = length >= HEAD ? head.getInt(0) : -1;
-        int from = length >= HEAD ? head.getInt(4) : -1;
-        if (from == topic.id && intact(message, length, topic.id, seq)) {
+        int seq = length >= ChurnFrames.HEAD ? head.getInt(0) : -1;
+        int from = length >= ChurnFrames.HEAD ? head.getInt(4) : -1;
+        if (from == topic.id && ChurnFrames.intact(message, length, topic.id, seq)) {
           if (lastSeq >= 0 && seq <= lastSeq) {
             reordered.increment();
             sample("topic " + topic.id + ": frame " + seq + " after " + lastSeq);
@@ -615,12 +551,12 @@ public final class Churn implements Callable<Integer> {
             }
           }
           lastSeq = seq;
-        } else if (from >= 0 && from < topicIds.get() && from != topic.id && intact(message, length, from, seq)) {
+        } else if (from >= 0 && from < topicIds.get() && from != topic.id && ChurnFrames.intact(message, length, from, seq)) {
           foreign.increment();
           sample("topic " + topic.id + ": frame " + seq + " of topic " + from);
         } else {
           corrupt.increment();
-          sample("topic " + topic.id + ": " + length + " bytes that are no writer's frame (head " + seq + "/" + from + ", " + difference(message, length, topic.id, seq) + ")");
+          sample("topic " + topic.id + ": " + length + " bytes that are no writer's frame (head " + seq + "/" + from + ", " + ChurnFrames.difference(message, length, topic.id, seq) + ")");
         }
       }
 

@@ -11,17 +11,17 @@ import org.junit.jupiter.api.Test;
  * changed bytes. The churn itself runs through nginx against three nodes in every build ({@code
  * SoakIT}, in the harness).
  */
-class ChurnTest {
+class ChurnFramesTest {
   @Test
   void aFrameIsIntactOnlyWithItsOwnTopicSequenceLengthAndBytes() {
-    ByteBuffer frame = Churn.frame(3, 77, 5000);
+    ByteBuffer frame = ChurnFrames.frame(3, 77, 5000);
     byte[] bytes = new byte[5000];
     frame.get(bytes);
-    assertTrue(Churn.intact(bytes, 5000, 3, 77));
-    assertFalse(Churn.intact(bytes, 5000, 4, 77), "another topic's");
-    assertFalse(Churn.intact(bytes, 5000, 3, 78), "another sequence number");
-    assertFalse(Churn.intact(bytes, 4999, 3, 77), "cut short");
+    assertTrue(ChurnFrames.intact(bytes, 5000, 3, 77));
+    assertFalse(ChurnFrames.intact(bytes, 5000, 4, 77), "another topic's");
+    assertFalse(ChurnFrames.intact(bytes, 5000, 3, 78), "another sequence number");
+    assertFalse(ChurnFrames.intact(bytes, 4999, 3, 77), "cut short");
     bytes[4000] ^= 1;
-    assertFalse(Churn.intact(bytes, 5000, 3, 77), "one byte changed");
+    assertFalse(ChurnFrames.intact(bytes, 5000, 3, 77), "one byte changed");
   }
 }
