@@ -172,9 +172,13 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
   }
 
   @Override
-  public void onMaskedMessage(byte opcode, ByteBuf bytes, int start, int size, int mask) {
-    received(size);
-    relay(WsFrames.unmasked(ctx.alloc(), opcode, bytes, start, size, mask));
+  public void onFrame(Frame frame) {
+    try {
+      received(frame.payloadLength());
+      connection.room().fanOut(connection, frame);
+    } finally {
+      frame.release();
+    }
   }
 
   private void received(int size) {

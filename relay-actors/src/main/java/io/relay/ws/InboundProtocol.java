@@ -1,6 +1,8 @@
 package io.relay.ws;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.relay.ws.WsFrames.Frame;
 import io.relay.memory.MemoryBudget;
 import java.util.Arrays;
 
@@ -24,12 +26,13 @@ import java.util.Arrays;
  *       it past the limit arrives, before its bytes are held.
  * </ul>
  *
- * <p>A binary message that arrives whole, in one frame within one read, is handed on still
- * masked, and its listener copies it once into the frame it relays, unmasking on the way. Any
- * other message's payload is copied out of the reads it arrives in and unmasked into an array of
- * its own, where a text message's UTF-8 is checked as it arrives. The array of a message that
- * arrives over several reads is counted in the node's {@link MemoryBudget} until the message is
- * handed on or dropped. Breaking a rule or a close from the client ends the reading: bytes after
+ * <p>A binary message of one frame is copied once, unmasked on the way, into the frame it is
+ * relayed in ({@link WsFrames.Frame}, a pooled buffer, the server's header first): at once when it
+ * arrives whole within one read, else piece by piece as its reads arrive, when the frame is no
+ * more than 64 KiB longer than its first piece. Any other message's payload is copied out of the
+ * reads it arrives in and unmasked into an array of its own, where a text message's UTF-8 is
+ * checked as it arrives. The frame or array of a message that arrives over several reads is
+ * counted in the node's {@link MemoryBudget} until the message is handed on or dropped. Breaking a rule or a close from the client ends the reading: bytes after
  * that are not read.
  */
 public final class InboundProtocol implements FrameReader.Handler {
@@ -49,11 +52,11 @@ public final class InboundProtocol implements FrameReader.Handler {
     void onMessage(byte opcode, byte[] bytes, int start, int size);
 
     /**
-     * A whole binary message that arrived in one frame within one read, still masked with {@code
-     * mask}: the {@code size} bytes of {@code bytes} from index {@code start}, to be copied out
-     * during the call ({@link Unmasker#copy}).
+     * A whole binary message of one frame, in the frame it is relayed in: unmasked, after the
+     * server's header, in a pooled buffer. The listener is its first holder and lets go of it
+     * ({@link WsFrames.Frame#release}).
      */
-    void onMaskedMessage(byte opcode, ByteBuf bytes, int start, int size, int mask);
+    void onFrame(WsFrames.Frame frame);
 
     /** A ping, to be answered with a pong carrying {@code payload}. */
     void onPing(byte[] payload);
@@ -84,7 +87,12 @@ public final class InboundProtocol implements FrameReader.Handler {
   private int messageOpcode = NO_MESSAGE;
   private byte[] message = NO_BYTES;
   private long messageSize;
-  /** The bytes of {@code message} counted in the budget. */
+  /**
+   * The frame a binary message of one frame that reads cut is unmasked into as its pieces arrive
+   * ({@link WsFrames#frameBuffer}), or null.
+   */
+  private ByteBuf building;
+  /** The bytes of {@code message} or {@code building} counted in the budget. */
   private volatile long reserved;
   /** Where a text message's bytes are unmasked to be checked when messages are not kept. */
   private byte[] scratch;
@@ -135,6 +143,10 @@ public final class InboundProtocol implements FrameReader.Handler {
   /** Lets go of the message being received (the connection ended, or the message did). */
   public void release() {
     message = NO_BYTES;
+    if (building != null) {
+      building.release();
+      building = null;
+    }
     if (reserved > 0) {
       budget.release(reserved);
       reserved = 0;
@@ -206,13 +218,26 @@ public final class InboundProtocol implements FrameReader.Handler {
 
   private void onData(ByteBuf bytes, int start, int length, boolean last) {
     boolean text = messageOpcode == WsFrames.TEXT;
-    if (keepMessages && !text && messageSize == 0 && frameOffset == 0 && last && frameFin) {
-      // a whole binary message in this read (the usual case): handed on as it is, for the
-      // listener to copy once, unmasking on the way
-      byte opcode = (byte) messageOpcode;
-      messageOpcode = NO_MESSAGE;
-      frameOffset = length;
-      listener.onMaskedMessage(opcode, bytes, start, length, frameMask);
+    if (keepMessages && !text && messageSize == 0 && frameOffset == 0 && frameFin) {
+      if (last) {
+        // a whole binary message in this read (the usual case)
+        handOn(WsFrames.unmasked(bytes.alloc(), (byte) messageOpcode, bytes, start, length, frameMask));
+        return;
+      }
+      if (frameLength - length <= AHEAD && !startFrame(bytes.alloc())) {
+        return;
+      }
+    }
+    if (building != null) {
+      Unmasker.copy(bytes, start, length, frameMask, frameOffset, building);
+      messageSize += length;
+      frameOffset += length;
+      if (last) {
+        Frame frame = WsFrames.built((byte) messageOpcode, building, (int) messageSize);
+        building = null;
+        release();
+        handOn(frame);
+      }
       return;
     }
     boolean valid;
@@ -246,6 +271,30 @@ public final class InboundProtocol implements FrameReader.Handler {
       messageSize = 0;
       listener.onMessage(opcode, bytesOut, 0, size);
     }
+  }
+
+  /**
+   * Makes the frame a binary message of one frame that reads cut is unmasked into, counted in the
+   * budget whole.
+   *
+   * @return false when the budget has no room for it: the connection fails
+   */
+  private boolean startFrame(ByteBufAllocator alloc) {
+    int size = (int) frameLength;
+    int capacity = WsFrames.headerBytes(size) + size;
+    if (!budget.tryCharge(capacity)) {
+      return violation(CloseCodes.TRY_AGAIN_LATER, "no memory for this message now");
+    }
+    reserved = capacity;
+    building = WsFrames.frameBuffer(alloc, (byte) messageOpcode, size);
+    return true;
+  }
+
+  /** Hands on a whole binary message in its frame. */
+  private void handOn(Frame frame) {
+    messageOpcode = NO_MESSAGE;
+    messageSize = 0;
+    listener.onFrame(frame);
   }
 
   /**

@@ -10,8 +10,9 @@ import java.nio.ByteOrder;
  * Removes the client's XOR mask from WebSocket payload bytes, eight bytes at a time, as longs in
  * the machine's own byte order: the mask is put in that order once per call, so that no access
  * swaps bytes. {@link InboundProtocol} unmasks each payload it keeps once, in the message's own
- * array, right after each piece is copied there, while the bytes are still in the cache; a whole
- * binary message is unmasked as it is copied into the frame it is relayed in ({@link #copy}).
+ * array, right after each piece is copied there, while the bytes are still in the cache; a binary
+ * message of one frame is unmasked as it is copied into the frame it is relayed in ({@link
+ * #copy}), piece by piece when reads cut it.
  */
 public final class Unmasker {
   private static final VarHandle LONGS =
@@ -21,23 +22,26 @@ public final class Unmasker {
   private Unmasker() {}
 
   /**
-   * Writes {@code length} bytes of {@code from} from index {@code start}, the whole payload of a
-   * frame masked with {@code mask}, to {@code to} unmasked, eight bytes at a time. Both buffers are
-   * read and written through one view each, so a buffer that records its accesses (Netty's leak
+   * Writes {@code length} bytes of {@code from} from index {@code start}, payload bytes of a frame
+   * masked with {@code mask}, to {@code to} unmasked, eight bytes at a time. Both buffers are read
+   * and written through one view each, so a buffer that records its accesses (Netty's leak
    * detector at its paranoid level) records one, not one per eight bytes.
+   *
+   * @param offset how far into the frame's payload {@code from}'s byte at {@code start} is
    */
-  public static void copy(ByteBuf from, int start, int length, int mask, ByteBuf to) {
+  public static void copy(ByteBuf from, int start, int length, int mask, long offset, ByteBuf to) {
     to.ensureWritable(length);
-    ByteBuffer in = from.nioBuffer(start, length);
-    ByteBuffer out = to.nioBuffer(to.writerIndex(), length);
-    long wide = ((mask & 0xFFFFFFFFL) << 32) | (mask & 0xFFFFFFFFL);
+    ByteBuffer in = from.nioBuffer(start, length).order(ByteOrder.nativeOrder());
+    ByteBuffer out = to.nioBuffer(to.writerIndex(), length).order(ByteOrder.nativeOrder());
+    int rotated = Integer.rotateLeft(mask, 8 * (int) (offset & 3));
+    long wide = wide(rotated);
     int i = 0;
     int whole = length & ~7;
     for (; i < whole; i += 8) {
       out.putLong(i, in.getLong(i) ^ wide);
     }
     for (; i < length; i++) {
-      out.put(i, (byte) (in.get(i) ^ (mask >>> (24 - 8 * (i & 3)))));
+      out.put(i, (byte) (in.get(i) ^ (rotated >>> (24 - 8 * (i & 3)))));
     }
     to.writerIndex(to.writerIndex() + length);
   }
@@ -50,8 +54,7 @@ public final class Unmasker {
    */
   public static void unmask(byte[] bytes, int start, int length, int mask, long offset) {
     int rotated = Integer.rotateLeft(mask, 8 * (int) (offset & 3));
-    int inMemory = LITTLE_ENDIAN ? Integer.reverseBytes(rotated) : rotated;
-    long wide = ((long) inMemory << 32) | (inMemory & 0xFFFFFFFFL);
+    long wide = wide(rotated);
     int i = 0;
     int whole = length & ~7;
     for (; i < whole; i += 8) {
@@ -60,5 +63,14 @@ public final class Unmasker {
     for (; i < length; i++) {
       bytes[start + i] ^= (byte) (rotated >>> (24 - 8 * (i & 3)));
     }
+  }
+
+  /**
+   * The mask {@code rotated} (the bytes of a 32-bit big-endian integer) twice, as a long in the
+   * machine's own byte order: the long that masks eight payload bytes read in that order.
+   */
+  private static long wide(int rotated) {
+    int inMemory = LITTLE_ENDIAN ? Integer.reverseBytes(rotated) : rotated;
+    return ((long) inMemory << 32) | (inMemory & 0xFFFFFFFFL);
   }
 }

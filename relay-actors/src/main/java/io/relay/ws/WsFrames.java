@@ -49,8 +49,7 @@ public final class WsFrames {
    * alloc}. The caller is its first holder ({@link Frame#share}, {@link Frame#release}).
    */
   public static Frame message(ByteBufAllocator alloc, byte opcode, byte[] bytes, int start, int size) {
-    ByteBuf buf = withHeader(alloc.directBuffer(headerBytes(size) + size), opcode, size);
-    return new Frame(opcode, buf.writeBytes(bytes, start, size), size, true);
+    return built(opcode, frameBuffer(alloc, opcode, size).writeBytes(bytes, start, size), size);
   }
 
   /**
@@ -59,8 +58,24 @@ public final class WsFrames {
    * into one pooled buffer from {@code alloc}. The caller is its first holder.
    */
   public static Frame unmasked(ByteBufAllocator alloc, byte opcode, ByteBuf bytes, int start, int size, int mask) {
-    ByteBuf buf = withHeader(alloc.directBuffer(headerBytes(size) + size), opcode, size);
-    Unmasker.copy(bytes, start, size, mask, buf);
+    ByteBuf buf = frameBuffer(alloc, opcode, size);
+    Unmasker.copy(bytes, start, size, mask, 0, buf);
+    return built(opcode, buf, size);
+  }
+
+  /**
+   * A pooled buffer from {@code alloc} for a server frame of {@code size} payload bytes, its header
+   * written: the payload is written after it, and the buffer made a frame with {@link #built}.
+   */
+  static ByteBuf frameBuffer(ByteBufAllocator alloc, byte opcode, int size) {
+    return withHeader(alloc.directBuffer(headerBytes(size) + size), opcode, size);
+  }
+
+  /**
+   * A client's message in {@code buf}, a {@link #frameBuffer} its {@code size} payload bytes were
+   * written to. The caller is its first holder.
+   */
+  static Frame built(byte opcode, ByteBuf buf, int size) {
     return new Frame(opcode, buf, size, true);
   }
 
@@ -80,7 +95,7 @@ public final class WsFrames {
   }
 
   /** The length of a server frame's header for a payload of {@code size} bytes. */
-  private static int headerBytes(int size) {
+  static int headerBytes(int size) {
     return size < 126 ? 2 : size < 1 << 16 ? 4 : 10;
   }
 

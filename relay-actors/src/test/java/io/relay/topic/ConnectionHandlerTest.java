@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.relay.RelaySettings;
@@ -81,6 +82,39 @@ class ConnectionHandlerTest {
     assertNull(writerChannel.readOutbound(), "the writer does not get its own messages");
     assertEquals(0, budget.used(), "every reader's write ended: the budget is free");
     assertEquals(3, reader1.stats().tx().count());
+  }
+
+  @Test
+  void aMessageCutAcrossThreePooledReadsReachesTheReaderAsOneServerFrame() {
+    Connection writer = TestConnections.connection("t", "w", "read", "write");
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel writerChannel = channel(writer);
+    EmbeddedChannel readerChannel = channel(reader);
+    room.setReaders(new Connection[] {writer, reader});
+
+    byte[] payload = payload(60_000, 4);
+    byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, payload).bytes();
+    int[] cuts = {0, 3, 30_001, wire.length}; // inside the header, then inside the payload
+    for (int i = 0; i + 1 < cuts.length; i++) {
+      writerChannel.writeInbound(PooledByteBufAllocator.DEFAULT.directBuffer().writeBytes(wire, cuts[i], cuts[i + 1] - cuts[i]));
+    }
+
+    readerChannel.runPendingTasks();
+    ByteBuf frame = readerChannel.readOutbound();
+    assertNotNull(frame, "the message");
+    try {
+      byte[] expected = new byte[4 + payload.length];
+      expected[0] = (byte) (0x80 | WsFrames.BINARY);
+      expected[1] = 126;
+      expected[2] = (byte) (payload.length >>> 8);
+      expected[3] = (byte) payload.length;
+      System.arraycopy(payload, 0, expected, 4, payload.length);
+      assertArrayEquals(expected, ByteBufUtil.getBytes(frame), "one server frame: its header, then the payload unmasked");
+    } finally {
+      frame.release();
+    }
+    assertNull(readerChannel.readOutbound(), "one message, one frame");
+    assertEquals(0, budget.used(), "the reader's write ended: the budget is free");
   }
 
   @Test

@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledDirectByteBuf;
+import io.netty.buffer.UnpooledHeapByteBuf;
 import io.relay.memory.MemoryBudget;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -25,6 +28,8 @@ class InboundProtocolTest {
   private static class Heard implements InboundProtocol.Listener {
     final List<String> events = new ArrayList<>();
     final List<byte[]> messages = new ArrayList<>();
+    /** How many of the messages came in the frame they are relayed in. */
+    int frames;
 
     @Override
     public void onMessage(byte opcode, byte[] bytes, int start, int size) {
@@ -32,12 +37,15 @@ class InboundProtocolTest {
       messages.add(bytes == null ? null : Arrays.copyOfRange(bytes, start, start + size));
     }
 
-    /** Heard as a message once copied out and unmasked, as the relay's handler copies it. */
+    /** Heard as a message: the frame's payload, copied out before the frame is let go of. */
     @Override
-    public void onMaskedMessage(byte opcode, ByteBuf bytes, int start, int size, int mask) {
-      ByteBuf unmasked = Unpooled.buffer(size);
-      Unmasker.copy(bytes, start, size, mask, unmasked);
-      onMessage(opcode, ByteBufUtil.getBytes(unmasked), 0, size);
+    public void onFrame(WsFrames.Frame frame) {
+      frames++;
+      try {
+        onMessage(frame.opcode(), ByteBufUtil.getBytes(frame.payload()), 0, frame.payloadLength());
+      } finally {
+        frame.release();
+      }
     }
 
     @Override
@@ -295,11 +303,51 @@ class InboundProtocolTest {
     }
 
     @Test
+    void aFrameCutAcrossReadsThatTheNodesBudgetHasNoRoomForFailsWith1013() {
+      Heard heard = new Heard();
+      // room for the 60,000 bytes of an array, not for the frame with its 4-byte server header
+      MemoryBudget budget = new MemoryBudget(60_002, (holder, held) -> { });
+      byte[] bytes = new ClientFrames().frame(WsFrames.BINARY, true, new byte[60_000]).bytes();
+      InboundProtocol protocol = new InboundProtocol(heard, true, LIMIT, budget);
+      for (int at = 0; at < bytes.length && !protocol.hasEnded(); at += 1000) {
+        protocol.read(Unpooled.wrappedBuffer(bytes, at, Math.min(bytes.length, at + 1000) - at));
+      }
+      assertEquals(List.of("fail 1013"), heard.events);
+      assertEquals(0, budget.used(), "nothing is held");
+    }
+
+    @Test
     void fragmentsCountTowardsTheLimitTogether() {
       Heard heard = new Heard();
       byte[] bytes = new ClientFrames().frame(WsFrames.BINARY, false, new byte[60]).frame(WsFrames.CONTINUATION, true, new byte[41]).bytes();
       new InboundProtocol(heard, true, 100, MemoryBudget.unlimited()).read(Unpooled.wrappedBuffer(bytes));
       assertEquals(List.of("fail 1009"), heard.events);
+    }
+  }
+
+  /** An allocator that keeps the direct buffers it makes, for reads that are its heap buffers. */
+  private static final class Buffers extends AbstractByteBufAllocator {
+    final List<ByteBuf> made = new ArrayList<>();
+
+    ByteBuf read(byte[] bytes, int start, int length) {
+      return heapBuffer(length).writeBytes(bytes, start, length);
+    }
+
+    @Override
+    protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+      return new UnpooledHeapByteBuf(this, initialCapacity, maxCapacity);
+    }
+
+    @Override
+    protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+      ByteBuf buffer = new UnpooledDirectByteBuf(this, initialCapacity, maxCapacity);
+      made.add(buffer);
+      return buffer;
+    }
+
+    @Override
+    public boolean isDirectBufferPooled() {
+      return false;
     }
   }
 
@@ -355,6 +403,83 @@ class InboundProtocolTest {
       assertEquals(0, handedOn.size(), "nothing yet");
       protocol.read(Unpooled.wrappedBuffer(wire, 10_000, wire.length - 10_000));
       assertEquals(1, handedOn.size(), "the message, once the rest of its frame arrived");
+    }
+
+    @Test
+    void aBinaryFrameCutAnywhereIsUnmaskedIntoTheFrameItIsRelayedInAndCountedUntilHandedOn() {
+      byte[] payload = new byte[1_001];
+      new Random(5).nextBytes(payload);
+      byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, payload).bytes();
+      int header = wire.length - payload.length;
+      for (int split = header + 1; split < wire.length; split++) {
+        Heard heard = new Heard();
+        MemoryBudget budget = new MemoryBudget(1 << 20, (holder, held) -> { });
+        InboundProtocol protocol = new InboundProtocol(heard, true, LIMIT, budget);
+        protocol.read(Unpooled.wrappedBuffer(wire, 0, split));
+        assertEquals(List.of(), heard.events, "nothing yet, split at " + split);
+        assertEquals(4 + payload.length, budget.used(), "the frame, its server header included, counts: split at " + split);
+        assertEquals(budget.used(), protocol.reservedBytes());
+        protocol.read(Unpooled.wrappedBuffer(wire, split, wire.length - split));
+        assertArrayEquals(payload, heard.messages.get(0), "split at " + split);
+        assertEquals(1, heard.frames, "handed on in its frame: split at " + split);
+        assertEquals(0, budget.used(), "given back once handed on: split at " + split);
+      }
+    }
+
+    @Test
+    void aFrameAtMost64KiBLongerThanItsFirstPieceIsBuiltInItsFrameFromThatPiece() {
+      byte[] payload = new byte[70_000];
+      new Random(7).nextBytes(payload);
+      byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, payload).bytes();
+      Heard heard = new Heard();
+      InboundProtocol protocol = new InboundProtocol(heard, true, LIMIT, MemoryBudget.unlimited());
+      int first = wire.length - payload.length + 70_000 - 64 * 1024; // the first piece leaves 64 KiB to come
+      protocol.read(Unpooled.wrappedBuffer(wire, 0, first));
+      protocol.read(Unpooled.wrappedBuffer(wire, first, wire.length - first));
+      assertArrayEquals(payload, heard.messages.get(0));
+      assertEquals(1, heard.frames, "built in its frame");
+    }
+
+    @Test
+    void aFrameMoreThan64KiBLongerThanItsFirstPieceGrowsInAnArrayAsItsBytesArrive() {
+      byte[] payload = new byte[200_000];
+      new Random(6).nextBytes(payload);
+      byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, payload).bytes();
+      Heard heard = new Heard();
+      MemoryBudget budget = new MemoryBudget(1 << 20, (holder, held) -> { });
+      InboundProtocol protocol = new InboundProtocol(heard, true, LIMIT, budget);
+      protocol.read(Unpooled.wrappedBuffer(wire, 0, 1_000));
+      assertTrue(budget.used() <= 1_000 + 64 * 1024, "held no more than 64 KiB ahead of what arrived: " + budget.used());
+      for (int at = 1_000; at < wire.length; at += 1_000) {
+        protocol.read(Unpooled.wrappedBuffer(wire, at, Math.min(wire.length, at + 1_000) - at));
+      }
+      assertArrayEquals(payload, heard.messages.get(0));
+      assertEquals(0, heard.frames, "assembled in an array");
+      assertEquals(0, budget.used());
+    }
+
+    @Test
+    void aFrameBeingBuiltIsLetGoOfWhenTheConnectionEndsOrStopsKeepingMessages() {
+      byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, new byte[1_001]).bytes();
+      MemoryBudget budget = new MemoryBudget(1 << 20, (holder, held) -> { });
+      Buffers buffers = new Buffers();
+      InboundProtocol ended = new InboundProtocol(new Heard(), true, LIMIT, budget);
+      ended.read(buffers.read(wire, 0, 500));
+      assertTrue(budget.used() > 0, "the frame being built counts");
+      assertEquals(1, buffers.made.size(), "one buffer, the frame being built");
+      ended.release();
+      assertEquals(0, budget.used(), "given back when the connection ends");
+      assertEquals(0, buffers.made.get(0).refCnt(), "the frame being built is freed when the connection ends");
+
+      Heard heard = new Heard();
+      InboundProtocol closing = new InboundProtocol(heard, true, LIMIT, budget);
+      closing.read(buffers.read(wire, 0, 500));
+      closing.discardMessages();
+      assertEquals(0, budget.used(), "given back when messages are no longer kept");
+      assertEquals(0, buffers.made.get(1).refCnt(), "the frame being built is freed when messages are no longer kept");
+      closing.read(buffers.read(wire, 500, wire.length - 500));
+      assertEquals(List.of("binary 1001"), heard.events, "the message is still counted whole");
+      assertEquals(0, heard.frames);
     }
   }
 }

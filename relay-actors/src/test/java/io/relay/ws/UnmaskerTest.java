@@ -1,6 +1,7 @@
 package io.relay.ws;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -42,7 +43,7 @@ class UnmaskerTest {
   }
 
   @Test
-  void copyingAWholeFrameUnmaskedMatchesTheReferenceAndLeavesTheSourceAsItWas() {
+  void copyingUnmaskedMatchesTheReferenceForAnyOffsetAndLeavesTheSourceAsItWas() {
     Random random = new Random(3);
     for (int n = 0; n < 5_000; n++) {
       byte[] data = new byte[random.nextInt(n < 4_900 ? 300 : 70_000)];
@@ -50,15 +51,37 @@ class UnmaskerTest {
       int start = random.nextInt(data.length + 1);
       int length = random.nextInt(data.length - start + 1);
       int mask = random.nextInt();
-      ByteBuf from = Unpooled.wrappedBuffer(data.clone());
-      ByteBuf to = Unpooled.buffer(length);
+      long offset = n % 2 == 0 ? 0 : random.nextInt(1 << 20);
+      ByteBuf from = n % 2 == 0 ? Unpooled.directBuffer(data.length).writeBytes(data) : Unpooled.wrappedBuffer(data.clone());
+      ByteBuf to = n / 2 % 2 == 0 ? Unpooled.directBuffer(length) : Unpooled.buffer(length);
 
-      Unmasker.copy(from, start, length, mask, to);
+      Unmasker.copy(from, start, length, mask, offset, to);
 
-      String which = "range " + start + "+" + length + " of " + data.length;
-      assertArrayEquals(reference(Arrays.copyOfRange(data, start, start + length), mask, 0), ByteBufUtil.getBytes(to), which);
+      String which = "range " + start + "+" + length + " of " + data.length + ", offset " + offset;
+      assertArrayEquals(reference(Arrays.copyOfRange(data, start, start + length), mask, offset), ByteBufUtil.getBytes(to), which);
       assertArrayEquals(data, ByteBufUtil.getBytes(from), "the source is left as it was: " + which);
+      from.release();
+      to.release();
     }
+  }
+
+  @Test
+  void copyingInPiecesBehindAHeaderEqualsCopyingWhole() {
+    Random random = new Random(11);
+    byte[] data = new byte[70_000];
+    random.nextBytes(data);
+    int mask = random.nextInt();
+    ByteBuf from = Unpooled.directBuffer(data.length).writeBytes(data);
+    ByteBuf pieces = Unpooled.directBuffer(4 + data.length).writeInt(0x12345678);
+    for (int at = 0; at < data.length; ) {
+      int size = Math.min(data.length - at, 1 + random.nextInt(20_000));
+      Unmasker.copy(from, at, size, mask, at, pieces);
+      at += size;
+    }
+    assertEquals(0x12345678, pieces.getInt(0), "the header before the payload is left as it was");
+    assertArrayEquals(reference(data, mask, 0), ByteBufUtil.getBytes(pieces, 4, data.length));
+    from.release();
+    pieces.release();
   }
 
   @Test
