@@ -30,10 +30,22 @@ public final class TokenKeys {
    * Where a secret comes from: a value, or a file (null for none). An optional file (the previous
    * secret's) that is missing or empty means no secret; the current secret's file must hold one.
    */
-  private record Source(String setting, String value, Path file, boolean optional) {}
+  private record Source(String setting, String value, Path file, boolean optional) {
+    /** Names the setting and the file, never the secret. */
+    @Override
+    public String toString() {
+      return setting + (file != null ? " from " + file : value.isEmpty() ? " (unset)" : " (set)");
+    }
+  }
 
   /** The secrets in use, the current first, and how often they changed before. */
-  record Keys(List<String> secrets, long version) {}
+  record Keys(List<String> secrets, long version) {
+    /** Counts the secrets, never prints them. */
+    @Override
+    public String toString() {
+      return secrets.size() + " secret(s), version " + version;
+    }
+  }
 
   private final Source current;
   private final Source previous;
@@ -117,5 +129,11 @@ public final class TokenKeys {
       LOG.warn("cannot read the secret of {}-file from {} ({}); the keys in use stay as they were", source.setting(), source.file(), e.toString());
       return null;
     }
+  }
+
+  /** Where the secrets come from and how many are in use, never a secret. */
+  @Override
+  public String toString() {
+    return "TokenKeys[" + current + ", " + previous + "; " + keys + "]";
   }
 }

@@ -64,9 +64,13 @@ class TokenKeysTest {
   }
 
   @Test
-  void theSettingsNeverShowAKey() {
-    String shown = settings(Map.of("relay.secret", NEW, "relay.secret-previous", OLD)).toString();
-    assertFalse(shown.contains(NEW) || shown.contains(OLD), "the settings as text show a key: " + shown);
+  void neitherTheSettingsNorTheKeysShowAKey() {
+    HttpSettings settings = settings(Map.of("relay.secret", NEW, "relay.secret-previous", OLD));
+    TokenKeys keys = TokenKeys.from(settings, nanos::get);
+    for (String shown : List.of(settings.toString(), keys.toString(), keys.keys().toString())) {
+      assertFalse(shown.contains(NEW) || shown.contains(OLD), "shown as text with a key: " + shown);
+    }
+    assertTrue(keys.toString().contains("2 secret(s)"), "the keys as text say how many there are: " + keys);
   }
 
   @Test
