@@ -2,6 +2,7 @@ package io.relay.harness;
 
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -17,9 +18,9 @@ public final class Scenario {
   private final String name;
   private final String proxy;
   private final Map<String, Object> extra = new HashMap<>();
-  private final Map<String, double[]> atStart = new HashMap<>();
-  private double claims;
-  private double evictions;
+  /** Counter readings by node process: a node started again at an address counts from zero. */
+  private final Map<NodeProcess, double[]> atStart = new IdentityHashMap<>();
+  private final Map<NodeProcess, double[]> latest = new IdentityHashMap<>();
   private long convergenceMs = -1;
   private Delivery.Summary delivery;
 
@@ -32,30 +33,39 @@ public final class Scenario {
   /** Reads the claim and eviction counters of {@code nodes} before the event. */
   public void countersBefore(List<NodeProcess> nodes) {
     for (NodeProcess node : nodes) {
-      atStart.put(node.address(), new double[] {node.metric("relay_claims_total"), node.metric("relay_evictions_total")});
+      atStart.put(node, readCounters(node));
     }
   }
 
   /**
-   * Adds up, over {@code nodes}, what their counters grew by since {@link #countersBefore}
-   * (everything, for nodes started since); nodes that are gone take their counts with them.
+   * Reads the counters of {@code nodes} now: the scenario's claims and evictions are what each
+   * node's counters grew by between {@link #countersBefore} (or its start) and its last reading. A
+   * node about to be stopped is read first, or its counts go with it.
    */
-  public void countersAfter(List<NodeProcess> nodes) {
-    claims = 0;
-    evictions = 0;
+  public void counters(List<NodeProcess> nodes) {
     for (NodeProcess node : nodes) {
-      double[] start = atStart.getOrDefault(node.address(), new double[2]);
-      claims += node.metric("relay_claims_total") - start[0];
-      evictions += node.metric("relay_evictions_total") - start[1];
+      latest.put(node, readCounters(node));
     }
   }
 
+  private static double[] readCounters(NodeProcess node) {
+    return new double[] {node.metric("relay_claims_total"), node.metric("relay_evictions_total")};
+  }
+
+  private long grown(int counter) {
+    double sum = 0;
+    for (Map.Entry<NodeProcess, double[]> reading : latest.entrySet()) {
+      sum += reading.getValue()[counter] - atStart.getOrDefault(reading.getKey(), new double[2])[counter];
+    }
+    return Math.max(0, Math.round(sum));
+  }
+
   public long claims() {
-    return Math.max(0, Math.round(claims));
+    return grown(0);
   }
 
   public long evictions() {
-    return Math.max(0, Math.round(evictions));
+    return grown(1);
   }
 
   public void convergence(long millis) {

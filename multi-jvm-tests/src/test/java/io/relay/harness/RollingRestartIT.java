@@ -24,6 +24,7 @@ class RollingRestartIT {
       for (NodeProcess old : originals) {
         run.cluster().scaleUp();
         run.proxy().reload(run.cluster().running());
+        run.scenario().counters(List.of(old));
         run.cluster().terminate(old);
         Await.until(old + " turns unready", Duration.ofSeconds(10), () -> !old.isReady());
         run.proxy().reload(run.cluster().running());

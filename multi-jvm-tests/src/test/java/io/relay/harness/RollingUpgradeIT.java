@@ -98,6 +98,7 @@ class RollingUpgradeIT {
         long step = System.nanoTime();
         NodeProcess replacement = cluster.scaleUp(current);
         run.proxy().reload(cluster.running());
+        run.scenario().counters(List.of(old));
         cluster.terminate(old);
         Await.until(old + " (" + previous.name() + ") turns unready after SIGTERM", ANSWER, () -> !old.isReady());
         run.proxy().reload(cluster.running());
@@ -126,6 +127,7 @@ class RollingUpgradeIT {
       aNodeOnTlsLinksDoesNotJoin(cluster);
       moveLinksToTls(run, template.config());
     }, run -> {
+      run.scenario().counters(beside.running());
       holdsTheDenies(beside.running(), "the cluster on TLS links", false);
       assertTrue(run.traffic().allConnected(), "everyone is connected at the end");
       LogHygiene.assertClean(beside.logs());
@@ -181,6 +183,7 @@ class RollingUpgradeIT {
       assertEquals(204, denied.statusCode(), "the deny of " + booking + " taken again on the cluster on TLS links: " + denied.body());
     }
     run.proxy().reload(beside.running());
+    run.scenario().counters(old);
     old.forEach(run.cluster()::terminate);
     old.forEach(node -> node.process().awaitExit(Duration.ofSeconds(30)));
     Await.until("every topic is on exactly one node of the cluster on TLS links with all its participants", STEP,

@@ -30,6 +30,7 @@ class ScaleDownIT {
         }
       });
       long event = System.nanoTime();
+      run.scenario().counters(List.of(leaving));
       run.cluster().terminate(leaving);
       long unready = Await.until("the leaving node turns unready", Duration.ofSeconds(10), () -> !leaving.isReady());
       run.proxy().reload(run.cluster().running());

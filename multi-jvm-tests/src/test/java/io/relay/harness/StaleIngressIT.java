@@ -48,7 +48,7 @@ class StaleIngressIT {
         });
       }
       Await.pause(OBSERVE.toMillis());
-      scenario.countersAfter(cluster.running());
+      scenario.counters(cluster.running());
 
       int contested = 0;
       long shortestGap = Long.MAX_VALUE;

@@ -168,7 +168,7 @@ final class TrafficScenario {
       event.accept(run);
       traffic.awaitFrames("after convergence", FRAMES_AROUND_THE_EVENT, Duration.ofSeconds(60));
       traffic.stopSending(settle);
-      scenario.countersAfter(cluster.running());
+      scenario.counters(cluster.running());
 
       scenario.put("refusals_by_status", traffic.refusals());
       Delivery.Summary delivery = traffic.analyse(Scenario.IN_FLIGHT_ALLOWANCE);
