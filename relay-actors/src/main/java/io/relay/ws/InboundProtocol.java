@@ -274,18 +274,17 @@ public final class InboundProtocol implements FrameReader.Handler {
   }
 
   /**
-   * Makes the frame a binary message of one frame that reads cut is unmasked into, counted in the
-   * budget whole.
+   * Makes the frame a binary message of one frame that reads cut is unmasked into, its payload
+   * counted in the budget whole.
    *
    * @return false when the budget has no room for it: the connection fails
    */
   private boolean startFrame(ByteBufAllocator alloc) {
     int size = (int) frameLength;
-    int capacity = WsFrames.headerBytes(size) + size;
-    if (!budget.tryCharge(capacity)) {
+    if (!budget.tryCharge(size)) {
       return violation(CloseCodes.TRY_AGAIN_LATER, "no memory for this message now");
     }
-    reserved = capacity;
+    reserved = size;
     building = WsFrames.frameBuffer(alloc, (byte) messageOpcode, size);
     return true;
   }
