@@ -116,13 +116,16 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
   }
 
   private Behavior<Command> onJoin(Join join) {
+    joins++; // every join the registry sent, refused or not: it compares the count when the topic goes idle
     Connection connection = join.connection();
     if (shared.denyVerdicts().verdict(connection.grant().bookingId()) == DenyList.Verdict.DENIED) {
       // denied after the admission checked it, before this join: the booking's close has passed here
       join.replyTo().tell(new Refused(403, "booking denied", null));
+      if (members.isEmpty()) {
+        registry.tell(new TopicRegistry.TopicIdle(topic, context.getSelf(), joins));
+      }
       return this;
     }
-    joins++;
     members.put(connection.id(), connection);
     connection.joined(room, context.getSelf());
     publishReaders();

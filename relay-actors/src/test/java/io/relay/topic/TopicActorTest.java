@@ -94,8 +94,27 @@ class TopicActorTest {
       TestConnections.Client writer = join(topic, TestConnections.connection("late-deny", "writer", "write"));
       writer.sendText("for the topic's members");
       assertEquals("for the topic's members", other.nextText(), "the topic goes on relaying to its members");
+      other.vanish();
+      writer.vanish();
+      TopicRegistry.TopicIdle idle = registry.expectMessageClass(TopicRegistry.TopicIdle.class, TestConnections.WAIT);
+      assertEquals(3, idle.joins(), "the refused join counts among the joins the registry sent");
     } finally {
       CONNECTIONS.denied.remove("late");
+    }
+  }
+
+  @Test
+  void aTopicWhoseOnlyJoinWasRefusedForADeniedBookingGoesIdle() {
+    ActorRef<TopicActor.Command> topic = topic("only-denied");
+    CONNECTIONS.denied.add("gone");
+    try {
+      TestProbe<TopicActor.JoinResult> reply = KIT.createTestProbe();
+      topic.tell(new TopicActor.Join(TestConnections.connection("only-denied", "gone", "read"), reply.ref()));
+      assertEquals(403, reply.expectMessageClass(TopicActor.Refused.class, TestConnections.WAIT).status());
+      TopicRegistry.TopicIdle idle = registry.expectMessageClass(TopicRegistry.TopicIdle.class, TestConnections.WAIT);
+      assertEquals(1, idle.joins(), "idle after its one join, so the registry stops it and forgets the topic");
+    } finally {
+      CONNECTIONS.denied.remove("gone");
     }
   }
 
