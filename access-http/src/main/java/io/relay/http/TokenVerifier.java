@@ -12,16 +12,19 @@ import com.auth0.jwt.exceptions.TokenExpiredException;
 import com.auth0.jwt.interfaces.DecodedJWT;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
@@ -54,6 +57,8 @@ final class TokenVerifier {
   private static final int SEGMENTS = 3;
   private static final List<String> NUMERIC_DATES = List.of("exp", "nbf", "iat");
   private static final List<String> STRINGS = List.of("topic", "prefix", "booking_id");
+  /** A remembered token not presented for this long is forgotten (verified in full if it comes back). */
+  static final Duration CACHE_IDLE = Duration.ofMinutes(10);
 
   private final TokenKeys keys;
   private final HttpSettings settings;
@@ -80,17 +85,28 @@ final class TokenVerifier {
   }
 
   /**
-   * A verifier that remembers up to {@code cacheSize} verified tokens (0: none).
+   * A verifier that remembers up to {@code cacheSize} verified tokens (0: none), each until its
+   * {@code exp} or until it has gone {@link #CACHE_IDLE} without being presented.
    *
    * @param onCached counts a token taken from the cache
    * @param clockSeconds the time {@code exp} is compared with, in seconds since the epoch
    */
   TokenVerifier(HttpSettings settings, TokenKeys keys, int cacheSize, Runnable onCached, LongSupplier clockSeconds) {
+    this(settings, keys, cacheSize, onCached, clockSeconds, CACHE_IDLE);
+  }
+
+  TokenVerifier(HttpSettings settings, TokenKeys keys, int cacheSize, Runnable onCached, LongSupplier clockSeconds, Duration cacheIdle) {
     this.settings = settings;
     this.keys = keys;
     this.onCached = onCached;
     this.clockSeconds = clockSeconds;
-    this.verified = cacheSize == 0 ? null : Caffeine.newBuilder().maximumSize(cacheSize).build();
+    this.verified =
+        cacheSize == 0
+            ? null
+            : Caffeine.newBuilder()
+                .maximumSize(cacheSize)
+                .expireAfter(untilExpOrIdle(clockSeconds, cacheIdle))
+                .build();
     this.verifiers = verifiers(keys.keys());
   }
 
@@ -149,6 +165,44 @@ final class TokenVerifier {
     Claims claims = verifyFully(token, in);
     verified.put(token, claims);
     return claims;
+  }
+
+  /**
+   * A remembered token leaves at its {@code exp} (from then on it is verified in full again) or
+   * once it has gone {@code idle} without being presented, so what the cache holds follows the
+   * tokens in use, not every token seen.
+   */
+  private static Expiry<String, Claims> untilExpOrIdle(LongSupplier clockSeconds, Duration idle) {
+    return new Expiry<>() {
+      @Override
+      public long expireAfterCreate(String token, Claims claims, long currentTime) {
+        return nanos(claims);
+      }
+
+      @Override
+      public long expireAfterUpdate(String token, Claims claims, long currentTime, long currentDuration) {
+        return nanos(claims);
+      }
+
+      @Override
+      public long expireAfterRead(String token, Claims claims, long currentTime, long currentDuration) {
+        return nanos(claims);
+      }
+
+      private long nanos(Claims claims) {
+        long untilExp = Math.max(0, claims.expiresAt() - clockSeconds.getAsLong());
+        return Math.min(TimeUnit.SECONDS.toNanos(untilExp), idle.toNanos());
+      }
+    };
+  }
+
+  /** How many verified tokens are remembered now, those past their {@code exp} or idle gone. */
+  long cachedTokens() {
+    if (verified == null) {
+      return 0;
+    }
+    verified.cleanUp();
+    return verified.estimatedSize();
   }
 
   /** Checks {@code token} against each key in turn: the first whose signature matches decides. */

@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.typesafe.config.ConfigFactory;
+import io.relay.testing.Await;
 import io.relay.testing.Tokens;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
 import java.util.List;
@@ -16,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The cache of verified tokens: a token presented again is accepted from memory until its {@code
- * exp}, and from then on verified in full (and refused once the leeway is over); what is not
+ * exp}, when it is forgotten, and from then on verified in full (and refused once the leeway is over); what is not
  * exactly a verified token's text is never taken from it.
  */
 class TokenVerifierCacheTest {
@@ -65,6 +67,23 @@ class TokenVerifierCacheTest {
     assertEquals(0, cached.get(), "at its exp the token is checked again (within the leeway it still passes)");
     String expired = token(realNow - 10);
     assertThrows(ApiException.class, () -> verifier.verify(Optional.of(expired)), "past exp and leeway: refused");
+  }
+
+  @Test
+  void aTokenIsForgottenAtItsExpOrOnceItIsNoLongerPresented() {
+    long realNow = Instant.now().getEpochSecond();
+    TokenVerifier verifier =
+        new TokenVerifier(SETTINGS, TokenKeys.from(SETTINGS), 100, cached::incrementAndGet, () -> Instant.now().getEpochSecond(), Duration.ofHours(1));
+    verifier.verify(Optional.of(token(realNow + 2)));
+    verifier.verify(Optional.of(token(realNow + 3600)));
+    assertEquals(2, verifier.cachedTokens(), "both remembered");
+    Await.until("the token past its exp leaves the cache, the other stays", Duration.ofSeconds(10), () -> verifier.cachedTokens() == 1);
+
+    TokenVerifier forgetful =
+        new TokenVerifier(SETTINGS, TokenKeys.from(SETTINGS), 100, cached::incrementAndGet, () -> Instant.now().getEpochSecond(), Duration.ofSeconds(1));
+    forgetful.verify(Optional.of(token(realNow + 3600)));
+    assertEquals(1, forgetful.cachedTokens());
+    Await.until("a token not presented for the idle time leaves the cache", Duration.ofSeconds(10), () -> forgetful.cachedTokens() == 0);
   }
 
   @Test
