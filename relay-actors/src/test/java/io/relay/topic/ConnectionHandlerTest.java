@@ -50,6 +50,15 @@ class ConnectionHandlerTest {
     return new EmbeddedChannel(new ConnectionHandler(connection, settings, metrics, budget));
   }
 
+  /** A writer's channel and a reader's, the topic's two members: {writer, reader}. */
+  private EmbeddedChannel[] writerAndReader() {
+    Connection writer = TestConnections.connection("t", "w", "read", "write");
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel[] channels = {channel(writer), channel(reader)};
+    room.setReaders(new Connection[] {writer, reader});
+    return channels;
+  }
+
   @Test
   void messagesOfOneReadReachEveryOtherReaderWholeAndInOrderAndEveryHolderLetsGo() {
     Connection writer = TestConnections.connection("t", "w", "read", "write");
@@ -86,11 +95,9 @@ class ConnectionHandlerTest {
 
   @Test
   void aMessageCutAcrossThreePooledReadsReachesTheReaderAsOneServerFrame() {
-    Connection writer = TestConnections.connection("t", "w", "read", "write");
-    Connection reader = TestConnections.connection("t", "r", "read");
-    EmbeddedChannel writerChannel = channel(writer);
-    EmbeddedChannel readerChannel = channel(reader);
-    room.setReaders(new Connection[] {writer, reader});
+    EmbeddedChannel[] channels = writerAndReader();
+    EmbeddedChannel writerChannel = channels[0];
+    EmbeddedChannel readerChannel = channels[1];
 
     byte[] payload = payload(60_000, 4);
     byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, payload).bytes();
@@ -135,11 +142,9 @@ class ConnectionHandlerTest {
 
   @Test
   void aClientThatBreaksARuleIsClosedWithItsCodeAndNothingItSentIsRelayed() {
-    Connection writer = TestConnections.connection("t", "w", "read", "write");
-    Connection reader = TestConnections.connection("t", "r", "read");
-    EmbeddedChannel writerChannel = channel(writer);
-    EmbeddedChannel readerChannel = channel(reader);
-    room.setReaders(new Connection[] {writer, reader});
+    EmbeddedChannel[] channels = writerAndReader();
+    EmbeddedChannel writerChannel = channels[0];
+    EmbeddedChannel readerChannel = channels[1];
     byte[] unmasked = {(byte) 0x82, 0x01, 0x07};
     writerChannel.writeInbound(Unpooled.wrappedBuffer(unmasked));
     writerChannel.runPendingTasks();
