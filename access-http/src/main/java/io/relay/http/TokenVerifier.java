@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
@@ -173,27 +172,10 @@ final class TokenVerifier {
    * tokens in use, not every token seen.
    */
   private static Expiry<String, Claims> untilExpOrIdle(LongSupplier clockSeconds, Duration idle) {
-    return new Expiry<>() {
-      @Override
-      public long expireAfterCreate(String token, Claims claims, long currentTime) {
-        return nanos(claims);
-      }
-
-      @Override
-      public long expireAfterUpdate(String token, Claims claims, long currentTime, long currentDuration) {
-        return nanos(claims);
-      }
-
-      @Override
-      public long expireAfterRead(String token, Claims claims, long currentTime, long currentDuration) {
-        return nanos(claims);
-      }
-
-      private long nanos(Claims claims) {
-        long untilExp = Math.max(0, claims.expiresAt() - clockSeconds.getAsLong());
-        return Math.min(TimeUnit.SECONDS.toNanos(untilExp), idle.toNanos());
-      }
-    };
+    return Expiry.accessing((token, claims) -> {
+      Duration untilExp = Duration.ofSeconds(Math.max(0, claims.expiresAt() - clockSeconds.getAsLong()));
+      return untilExp.compareTo(idle) < 0 ? untilExp : idle;
+    });
   }
 
   /** How many verified tokens are remembered now, those past their {@code exp} or idle gone. */
