@@ -104,9 +104,11 @@ class RollingUpgradeIT {
         run.proxy().reload(cluster.running());
         old.process().awaitExit(Duration.ofSeconds(30));
         Set<String> members = cluster.running().stream().map(NodeProcess::address).collect(Collectors.toSet());
-        Await.until(replacement + " sees exactly the running nodes as members, all Up", STEP,
-            () -> replacement.members().keySet().equals(members) && replacement.members().values().stream().allMatch("Up"::equals),
-            () -> "members: " + replacement.members());
+        for (NodeProcess node : cluster.running()) {
+          Await.until(node + " sees exactly the running nodes as members, all Up, after " + old + " left", STEP,
+              () -> node.members().keySet().equals(members) && node.members().values().stream().allMatch("Up"::equals),
+              () -> "members: " + node.members());
+        }
         Await.until("every topic is on exactly one node with all its participants after " + old + " was replaced", STEP,
             () -> ClusterView.status(run.proxy().accessUrl()).converged(ScenarioAssertions.expected(run.traffic())));
         run.traffic().awaitFrames("after " + old + " was replaced", FRAMES_PER_STEP, STEP);
