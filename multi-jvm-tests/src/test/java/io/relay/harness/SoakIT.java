@@ -25,7 +25,7 @@ import picocli.CommandLine;
  * restarted every half hour (once, halfway, in a shorter run): always the same node, so that the
  * two others run the whole length and their samples span the second half without a restart. Every frame a reader receives is
  * checked byte for byte; every node's heap after a full GC, resident memory, descriptors and
- * threads are sampled as it goes ({@link SoakReport}).
+ * threads are sampled as it goes, with the classes of its live objects ({@link SoakReport}).
  *
  * <p>{@code -Drelay.soak.minutes} sets the length (3 in {@code mvn -B verify}); {@code
  * -Drelay.soak.record=<file>} writes the report there too ({@code multi-jvm-tests/soak} runs two
@@ -76,8 +76,9 @@ class SoakIT {
         long now = System.nanoTime() - start;
         if (now >= nextSample) {
           for (NodeProcess node : cluster.running()) {
-            report.sample(now, node.name, startedAt.get(node), heapAfterFullGc(node), node.metric("process_resident_memory_bytes"),
-                node.metric("process_open_fds"), node.metric("jvm_threads_current"), node.metric("relay_topics"));
+            ClassHistogram live = ClassHistogram.of(node); // after the full collection it runs, the heap in use is what is live
+            report.sample(now, node.name, startedAt.get(node), live, node.metric("jvm_memory_used_bytes{area=\"heap\"}"),
+                node.metric("process_resident_memory_bytes"), node.metric("process_open_fds"), node.metric("jvm_threads_current"), node.metric("relay_topics"));
           }
           nextSample += SAMPLE_EVERY.toNanos();
         } else if (now >= nextKill && now < end - SAMPLE_EVERY.toNanos()) {
@@ -127,18 +128,6 @@ class SoakIT {
   private static List<String> faults(NodeProcess node) {
     double faults = node.metric("relay_buffer_faults_total");
     return faults > 0 ? List.of(node + ": " + faults) : List.of();
-  }
-
-  /** Asks the node's JVM for a full collection ({@code jcmd GC.run}) and reads its heap in use after it. */
-  private static double heapAfterFullGc(NodeProcess node) throws Exception {
-    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
-    Process gc = new ProcessBuilder(jcmd.toString(), Long.toString(node.process().pid()), "GC.run").redirectErrorStream(true).start();
-    gc.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
-    if (!gc.waitFor(60, TimeUnit.SECONDS) || gc.exitValue() != 0) {
-      gc.destroyForcibly();
-      throw new IllegalStateException("jcmd GC.run did not complete for " + node);
-    }
-    return node.metric("jvm_memory_used_bytes{area=\"heap\"}");
   }
 
   private static Duration min(Duration a, Duration b) {

@@ -12,12 +12,16 @@ import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
 /**
- * What a soak ({@link SoakIT}) saw: the churn's frame counts, each node's samples over time, and
- * the slope of each resource over the second half of the run, as Markdown.
+ * What a soak ({@link SoakIT}) saw: the churn's frame counts, each node's samples over time, the
+ * slope of each resource over the second half of the run, and the classes of live objects that grew
+ * in it, as Markdown.
  */
 final class SoakReport {
   /** One node's resources at one moment, after a full GC. */
   record Sample(double minute, String node, double upSinceMinute, double heapMiB, double rssMiB, double fds, double threads, double topics) {}
+
+  /** How many classes the report lists per node run. */
+  private static final int GROWN = 12;
 
   private final Duration length;
   private final Duration killEvery;
@@ -26,6 +30,9 @@ final class SoakReport {
   private final List<Sample> samples = new ArrayList<>();
   private final List<String> kills = new ArrayList<>();
   private Map<String, Object> result = Map.of();
+  /** Per node run, its first sample counted toward the slopes and its latest, with their live histograms. */
+  private final Map<String, Map.Entry<Sample, ClassHistogram>> firstLive = new LinkedHashMap<>();
+  private final Map<String, Map.Entry<Sample, ClassHistogram>> lastLive = new LinkedHashMap<>();
 
   SoakReport(Duration length, Duration killEvery, Duration sampleEvery, String workload) {
     this.length = length;
@@ -34,9 +41,18 @@ final class SoakReport {
     this.workload = workload;
   }
 
-  /** A node's sample at {@code atNanos} into the run, the node up since {@code upSinceNanos}. */
-  synchronized void sample(long atNanos, String node, long upSinceNanos, double heapBytes, double rssBytes, double fds, double threads, double topics) {
-    samples.add(new Sample(minutes(atNanos), node, minutes(upSinceNanos), heapBytes / (1 << 20), rssBytes / (1 << 20), fds, threads, topics));
+  /**
+   * A node's sample at {@code atNanos} into the run, the node up since {@code upSinceNanos}, with
+   * the histogram of its live objects; a node run's first histogram in the second half (after its
+   * warm-up) and its latest are kept.
+   */
+  synchronized void sample(long atNanos, String node, long upSinceNanos, ClassHistogram live, double heapBytes, double rssBytes, double fds, double threads, double topics) {
+    Sample sample = new Sample(minutes(atNanos), node, minutes(upSinceNanos), heapBytes / (1 << 20), rssBytes / (1 << 20), fds, threads, topics);
+    samples.add(sample);
+    if (counts(sample)) {
+      firstLive.putIfAbsent(run(sample), Map.entry(sample, live));
+      lastLive.put(run(sample), Map.entry(sample, live));
+    }
   }
 
   synchronized void killed(long atNanos, String node) {
@@ -61,12 +77,10 @@ final class SoakReport {
    * at least three such samples.
    */
   synchronized Map<String, double[]> slopes() {
-    double half = length.toSeconds() / 120.0;
-    double warm = warmUp().toSeconds() / 60.0;
     Map<String, List<Sample>> byRun = new LinkedHashMap<>();
     for (Sample s : samples) {
-      if (s.minute() >= half && s.minute() - s.upSinceMinute() >= warm) {
-        byRun.computeIfAbsent(String.format("%s (up since minute %.1f)", s.node(), s.upSinceMinute()), k -> new ArrayList<>()).add(s);
+      if (counts(s)) {
+        byRun.computeIfAbsent(run(s), k -> new ArrayList<>()).add(s);
       }
     }
     Map<String, double[]> slopes = new LinkedHashMap<>();
@@ -78,6 +92,16 @@ final class SoakReport {
       }
     });
     return slopes;
+  }
+
+  /** Whether {@code s} is in the second half of the run and its node past its warm-up. */
+  private boolean counts(Sample s) {
+    return s.minute() >= length.toSeconds() / 120.0 && s.minute() - s.upSinceMinute() >= warmUp().toSeconds() / 60.0;
+  }
+
+  /** A node's run: its name and when it started. */
+  private static String run(Sample s) {
+    return String.format("%s (up since minute %.1f)", s.node(), s.upSinceMinute());
   }
 
   /** The least-squares slope of {@code value} against time, per hour. */
@@ -105,7 +129,7 @@ final class SoakReport {
         .append("the clients in the test's JVM, all on that machine.\n\n");
     md.append(String.format(
         "%s of `io.relay.bench.Churn %s` through the proxy; a node killed (SIGKILL) and started again every %s; "
-            + "every node sampled every %s after a full GC (`jcmd GC.run`).%n%n",
+            + "every node sampled every %s after a full GC (`jcmd GC.class_histogram`).%n%n",
         spoken(length), workload, spoken(killEvery), spoken(sampleEvery)));
     md.append("## What the readers saw\n\n| | |\n|---|---|\n");
     row(md, "frames sent", "framesSent");
@@ -133,6 +157,17 @@ final class SoakReport {
         + "of the run, leaving out its first %s after a start.%n%n", spoken(warmUp())));
     md.append("| node | samples | heap after GC MiB/h | RSS MiB/h | descriptors/h | threads/h |\n|---|---|---|---|---|---|\n");
     slopes().forEach((run, s) -> md.append(String.format("| %s | %.0f | %+.2f | %+.2f | %+.1f | %+.1f |%n", run, s[0], s[1], s[2], s[3], s[4])));
+    md.append(String.format("%n## Live objects that grew in the second half%n%nPer node run, the %d classes whose live bytes "
+        + "(`jcmd GC.class_histogram`, after a full GC) grew most between its first sample in the second half and its last. "
+        + "A connection's objects come and go with the churn's load at the moment of the sample; what a leak leaves grows at every sample.%n", GROWN));
+    firstLive.forEach((run, first) -> {
+      Map.Entry<Sample, ClassHistogram> last = lastLive.get(run);
+      if (last.getKey() != first.getKey()) {
+        md.append(String.format("%n### %s, minute %.1f to %.1f%n%n| class | instances | KiB |%n|---|---|---|%n", run, first.getKey().minute(), last.getKey().minute()));
+        last.getValue().grownSince(first.getValue(), GROWN).forEach(g ->
+            md.append(String.format("| `%s` | %+,d | %+,.1f |%n", g.className(), g.instances(), g.bytes() / 1024.0)));
+      }
+    });
     return md.toString();
   }
 
