@@ -11,6 +11,7 @@ import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -99,13 +100,32 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       WarningLimiter errors) {
     pipeline.addLast("http-decoder", new HttpRequestDecoder(Requests.DECODER));
     pipeline.addLast("http-encoder", new HttpResponseEncoder());
-    // gathers a request's body, refusing one over the limit with a JSON 413
+    // gathers a request's body, refusing one over the limit with a JSON 413, and the connection
+    // closes; a client that sent Expect: 100-continue gets the same answer before its body
     pipeline.addLast(
         "http-body",
-        new HttpObjectAggregator(MAX_BODY_BYTES) {
+        new HttpObjectAggregator(MAX_BODY_BYTES, true) {
           @Override
           protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-            Requests.answerAndClose(ctx, json(413, "request body larger than " + MAX_BODY_BYTES + " bytes"));
+            counters.oversizedBody();
+            Requests.answerAndClose(ctx, bodyTooLarge());
+          }
+
+          @Override
+          protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+            Object answer = super.newContinueResponse(start, maxContentLength, pipeline);
+            if (answer instanceof FullHttpResponse refused && refused.status().codeClass() == HttpStatusClass.CLIENT_ERROR) {
+              // Netty's own answers (413, and 417 for an expectation other than 100-continue) carry no body
+              int status = refused.status().code();
+              refused.release();
+              FullHttpResponse json = status == 413 ? bodyTooLarge() : json(status, "the only expectation understood is 100-continue");
+              if (status == 413) {
+                counters.oversizedBody();
+              }
+              json.headers().set("Connection", "close");
+              return json;
+            }
+            return answer;
           }
         });
     pipeline.addLast("idle", new IdleStateHandler(0, 0, idleTimeout.toNanos(), TimeUnit.NANOSECONDS));
@@ -122,6 +142,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     if (answering) {
       if (waiting.size() >= MAX_PIPELINED) {
         request.release();
+        counters.pipelineOverflow();
         closing = true;
         ctx.close();
         return;
@@ -279,6 +300,10 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   }
 
   /** A JSON error as the access API answers them: {@code {"code": N, "message": "..."}}; never a 503. */
+  private static FullHttpResponse bodyTooLarge() {
+    return json(413, "request body larger than " + MAX_BODY_BYTES + " bytes");
+  }
+
   static FullHttpResponse json(int status, String message) {
     return Requests.response(status, Map.of(), "application/json", Json.errorBody(status, message));
   }

@@ -18,6 +18,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -35,6 +37,7 @@ import org.slf4j.LoggerFactory;
 class AccessRequestsTest {
   private static final ActorTestKit KIT = ActorTestKit.create("access-requests");
   private static final Duration IDLE = Duration.ofSeconds(120);
+  private static final Pattern CONTENT_LENGTH = Pattern.compile("\r\nContent-Length: (\\d+)\r\n");
 
   private final PortCounters counters = new PortCounters();
   private final List<CompletableFuture<HttpResponse>> held = new ArrayList<>();
@@ -90,7 +93,8 @@ class AccessRequestsTest {
       }
       int headEnd = text.indexOf("\r\n\r\n");
       if (headEnd >= 0) {
-        int length = Integer.parseInt(text.toString().replaceAll("(?s).*\r\nContent-Length: (\\d+)\r\n.*", "$1"));
+        Matcher declared = CONTENT_LENGTH.matcher(text.substring(0, headEnd + 2));
+        int length = declared.find() ? Integer.parseInt(declared.group(1)) : 0; // 100 Continue has no body
         if (text.length() >= headEnd + 4 + length) {
           String response = text.substring(0, headEnd + 4 + length);
           text.delete(0, headEnd + 4 + length);
@@ -142,7 +146,47 @@ class AccessRequestsTest {
     assertNotNull(answer);
     assertTrue(answer.startsWith("HTTP/1.1 413 "), answer);
     assertTrue(answer.contains("\"code\":413"), answer);
+    assertFalse(channel.isActive(), "closed once the answer is written");
+    assertEquals(1, counters.oversizedBodies(), "the refused body is counted");
     channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void aBodyOverTheLimitAnnouncedWithExpectContinueGetsTheSameJson413BeforeItIsSent() {
+    EmbeddedChannel channel = connection(false);
+    send(channel, "POST /bids/deny HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: "
+        + (AccessRequests.MAX_BODY_BYTES + 1) + "\r\n\r\n");
+    String answer = response(channel);
+    assertNotNull(answer, "an answer before the body");
+    assertTrue(answer.startsWith("HTTP/1.1 413 "), answer);
+    assertTrue(answer.contains("\"code\":413") && answer.contains("\r\nConnection: close\r\n"), answer);
+    assertFalse(channel.isActive(), "closed once the answer is written, so the body is never read");
+    assertEquals(1, counters.oversizedBodies(), "the refused body is counted");
+  }
+
+  @Test
+  void aBodyWithinTheLimitAnnouncedWithExpectContinueIsInvitedAndAnswered() {
+    EmbeddedChannel channel = connection(false);
+    send(channel, "POST /bids/deny HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+    String invited = response(channel, Duration.ofSeconds(5));
+    assertNotNull(invited, "100 Continue");
+    assertTrue(invited.startsWith("HTTP/1.1 100 Continue"), invited);
+    send(channel, "{}");
+    String answer = response(channel);
+    assertNotNull(answer, "the answer once the body came");
+    assertTrue(answer.startsWith("HTTP/1.1 200 ") && answer.endsWith("answer to /bids/deny"), answer);
+    assertEquals(0, counters.oversizedBodies());
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void anExpectationOtherThanContinueGetsAJson417AndTheConnectionCloses() {
+    EmbeddedChannel channel = connection(false);
+    send(channel, "POST /bids/deny HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Length: 2\r\n\r\n");
+    String answer = response(channel);
+    assertNotNull(answer);
+    assertTrue(answer.startsWith("HTTP/1.1 417 ") && answer.contains("\"code\":417"), answer);
+    assertFalse(channel.isActive(), "closed once the answer is written");
   }
 
   @Test
@@ -153,6 +197,7 @@ class AccessRequestsTest {
     send(channel, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n");
     assertFalse(channel.isActive(), "one more than the bound: closed");
     assertNull(response(channel, Duration.ofMillis(200)), "nothing was answered");
+    assertEquals(1, counters.pipelineOverflows(), "the closed connection is counted");
   }
 
   @Test

@@ -9,6 +9,8 @@ public final class PortCounters {
   final LongAdder idleTimeouts = new LongAdder();
   final LongAdder limitReached = new LongAdder();
   final LongAdder malformedHeads = new LongAdder();
+  private final LongAdder oversizedBodies = new LongAdder();
+  private final LongAdder pipelineOverflows = new LongAdder();
 
   /** accept() calls that failed (file descriptors exhausted, or another error). */
   public long acceptFailures() {
@@ -33,6 +35,26 @@ public final class PortCounters {
   /** Times a port stopped accepting because the node held max-connections. */
   public long limitReached() {
     return limitReached.sum();
+  }
+
+  /** Access API request bodies refused with 413 for being over the port's limit. */
+  public long oversizedBodies() {
+    return oversizedBodies.sum();
+  }
+
+  /** Access API connections closed for pipelining more requests than the port reads ahead. */
+  public long pipelineOverflows() {
+    return pipelineOverflows.sum();
+  }
+
+  /** Counts a request body refused with 413. */
+  public void oversizedBody() {
+    oversizedBodies.increment();
+  }
+
+  /** Counts a connection closed for pipelining too many requests. */
+  public void pipelineOverflow() {
+    pipelineOverflows.increment();
   }
 
   /** Counts an access API connection closed for being idle. */
