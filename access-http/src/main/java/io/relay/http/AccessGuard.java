@@ -5,6 +5,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.optionalHeaderValu
 
 import io.relay.http.TokenVerifier.Claims;
 import io.relay.http.log.WarningLimiter;
+import io.relay.metrics.RelayMetrics;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -19,8 +20,9 @@ import org.apache.pekko.http.javadsl.server.Route;
  * JSON errors.
  *
  * @param errors where unexpected failures are logged, rate-limited since clients may cause them
+ * @param metrics where answers of actors that came too late are counted
  */
-record AccessGuard(TokenVerifier verifier, WarningLimiter errors) {
+record AccessGuard(TokenVerifier verifier, WarningLimiter errors, RelayMetrics metrics) {
   /** A route answering with {@link #withScope} for the request's {@code Authorization}. */
   Route route(String scope, Function<Claims, CompletionStage<HttpResponse>> handler) {
     return optionalHeaderValueByName(
@@ -50,6 +52,7 @@ record AccessGuard(TokenVerifier verifier, WarningLimiter errors) {
       return Json.error(api.status(), api.getMessage());
     }
     if (cause instanceof TimeoutException) {
+      metrics.askTimeouts.inc();
       return Json.error(503, "the relay did not answer in time; try again");
     }
     errors.error("access request failed", cause);

@@ -81,7 +81,7 @@ final class Admission {
    * @throws ApiException 400 for a bad topic, 503 while draining or before the deny list is read
    */
   String topic(String unmatchedPath) {
-    String topic = TopicPath.parse(unmatchedPath);
+    String topic = TopicPath.parse(unmatchedPath, metrics);
     if (draining.getAsBoolean()) {
       throw new ApiException(503, "node is draining; reconnect with a new code");
     }
@@ -173,6 +173,7 @@ final class Admission {
       };
     }
     if (cause instanceof TimeoutException) {
+      metrics.askTimeouts.inc();
       return new Refusal(503, "the relay did not answer in time", Map.of("Retry-After", "1"));
     }
     errors.error("admitting a connection failed", cause);

@@ -91,7 +91,10 @@ record BidsRoutes(
                             + " bookings); new bookings are refused until entries expire");
                   }
                   case UNREAD -> throw unread();
-                  case UNAVAILABLE -> Json.error(503, "could not replicate the change to a majority of nodes; try again");
+                  case UNAVAILABLE -> {
+                    metrics.unreplicated.labelValues("deny").inc();
+                    yield Json.error(503, "could not replicate the change to a majority of nodes; try again");
+                  }
                   case UNCONFIRMED -> {
                     metrics.denyUnconfirmed.inc();
                     yield Json.error(

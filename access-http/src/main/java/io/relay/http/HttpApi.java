@@ -64,7 +64,7 @@ public final class HttpApi extends AllDirectives {
     TokenVerifier tokens =
         new TokenVerifier(
             settings, keys, settings.tokenCacheSize(), services.metrics().tokensCached::inc, () -> System.currentTimeMillis() / 1000);
-    this.guard = new AccessGuard(tokens, errors);
+    this.guard = new AccessGuard(tokens, errors, services.metrics());
     this.sessions =
         new SessionRoutes(
             guard,

@@ -44,7 +44,7 @@ record SessionRoutes(
     if (claims.topic().isEmpty()) {
       throw new ApiException(401, "token is missing the topic claim");
     }
-    String topic = TopicPath.parse(path);
+    String topic = TopicPath.parse(path, metrics);
     if (!topic.equals(claims.topic())) {
       throw new ApiException(400, "path topic does not match the token's topic claim");
     }
@@ -84,6 +84,7 @@ record SessionRoutes(
         .thenApply(
             issued -> {
               if (!(issued instanceof CodeStore.Stored stored)) {
+                metrics.unreplicated.labelValues("code").inc();
                 return Json.error(503, "could not store the code; try again");
               }
               metrics.codesIssued.inc();

@@ -50,7 +50,7 @@ class AccessLimitsRouteTest extends RouteTesting {
 
   private final HttpSettings http =
       HttpSettings.create(
-          ConfigFactory.parseMap(Map.of("relay.secret", Tokens.SECRET, "relay.audience", Tokens.AUDIENCE, "relay.ask-timeout", "3s"))
+          ConfigFactory.parseMap(Map.of("relay.secret", Tokens.SECRET, "relay.audience", Tokens.AUDIENCE, "relay.ask-timeout", "1s"))
               .withFallback(ConfigFactory.load()));
   private final WarningLimiter errors =
       WarningLimiter.start(kit.system(), LoggerFactory.getLogger(AccessLimitsRouteTest.class), Duration.ofSeconds(10));
@@ -78,7 +78,10 @@ class AccessLimitsRouteTest extends RouteTesting {
     return bookingId.startsWith("denied") ? DenyList.Verdict.DENIED : DenyList.Verdict.ALLOWED;
   }
 
-  /** A deny list that stores everything; bookings named full-* do not fit, unconfirmed-* are not confirmed by every node. */
+  /**
+   * A deny list that stores everything; bookings named full-* do not fit, unconfirmed-* are not
+   * confirmed by every node, unreplicated-* do not reach a majority.
+   */
   private static Behavior<DenyList.Command> denyList() {
     return Behaviors.receiveMessage(
         command -> {
@@ -86,7 +89,9 @@ class AccessLimitsRouteTest extends RouteTesting {
             set.replyTo().tell(
                 set.bookingId().startsWith("full")
                     ? DenyList.Outcome.FULL
-                    : set.bookingId().startsWith("unconfirmed") ? DenyList.Outcome.UNCONFIRMED : DenyList.Outcome.STORED);
+                    : set.bookingId().startsWith("unconfirmed")
+                        ? DenyList.Outcome.UNCONFIRMED
+                        : set.bookingId().startsWith("unreplicated") ? DenyList.Outcome.UNAVAILABLE : DenyList.Outcome.STORED);
           } else if (command instanceof DenyList.ListBookings list) {
             list.replyTo().tell(List.of());
           }
@@ -94,18 +99,19 @@ class AccessLimitsRouteTest extends RouteTesting {
         });
   }
 
+  /** A code store that stores every code but the booking unreplicated's (no majority) and never answers for the booking silent. */
   private static Behavior<CodeStore.Command> codes() {
     return Behaviors.receiveMessage(
         command -> {
-          if (command instanceof CodeStore.Issue issue) {
-            issue.replyTo().tell(new CodeStore.Stored("AAAAAAAAAAAAAAAAAAAAAA"));
+          if (command instanceof CodeStore.Issue issue && !"silent".equals(issue.bookingId())) {
+            issue.replyTo().tell("unreplicated".equals(issue.bookingId()) ? CodeStore.Unavailable.INSTANCE : new CodeStore.Stored("AAAAAAAAAAAAAAAAAAAAAA"));
           }
           return Behaviors.same();
         });
   }
 
   private Route access() {
-    AccessGuard guard = new AccessGuard(new TokenVerifier(http, TokenKeys.from(http)), errors);
+    AccessGuard guard = new AccessGuard(new TokenVerifier(http, TokenKeys.from(http)), errors, metrics);
     return concat(
         new SessionRoutes(guard, http, codes, this::verdict, metrics, kit.system()).route(),
         new BidsRoutes(guard, http, relay.denyMaxLifetime(), Duration.ofSeconds(5), denyList, denyListRead::get, metrics, kit.system())
@@ -119,8 +125,12 @@ class AccessLimitsRouteTest extends RouteTesting {
   private static final String ADMIN = token(null, List.of("relay:admin"), null);
 
   private TestRouteResult session(String bookingId) {
+    return session("lab/a", bookingId);
+  }
+
+  private TestRouteResult session(String topic, String bookingId) {
     return testRoute(access())
-        .run(HttpRequest.POST("/session/lab/a").addHeader(RawHeader.create("Authorization", token("lab/a", List.of("read"), bookingId))));
+        .run(HttpRequest.POST("/session/" + topic).addHeader(RawHeader.create("Authorization", token(topic, List.of("read"), bookingId))));
   }
 
   private TestRouteResult deny(String bid, String exp) {
@@ -196,6 +206,40 @@ class AccessLimitsRouteTest extends RouteTesting {
     JsonNode body = assertError(507, deny("full-1", String.valueOf(now() + 600)), "a full deny list");
     assertTrue(body.get("message").asText().contains("full"), body.toString());
     assertEquals(before + 1, refusals("deny_capacity"));
+  }
+
+  @Test
+  void aTopicOfMoreThan256CharactersGets400AndIsCounted() {
+    double before = refusals("topic_length");
+    JsonNode body = assertError(400, session("t".repeat(257), "b1"), "a 257-character topic");
+    assertTrue(body.get("message").asText().contains("256"), "the message names the limit: " + body);
+    assertEquals(before + 1, refusals("topic_length"), "counted");
+    assertEquals(200, session("t".repeat(256), "b1").statusCode(), "256 characters get a code");
+    assertError(400, session("t/../u", "b1"), "a topic with '..'");
+    assertEquals(before + 1, refusals("topic_length"), "a malformed topic is not a length refusal");
+  }
+
+  @Test
+  void aCodeOrADenyThatDidNotReachAMajorityIsAnswered503WithRetryAfterAndCounted() {
+    TestRouteResult code = session("unreplicated");
+    assertError(503, code, "a code that did not reach a majority");
+    code.assertHeaderExists("Retry-After", "1");
+    assertEquals(1.0, metrics.unreplicated.labelValues("code").get(), "counted");
+    TestRouteResult denied = deny("unreplicated-1", String.valueOf(now() + 600));
+    JsonNode error = assertError(503, denied, "a deny that did not reach a majority");
+    denied.assertHeaderExists("Retry-After", "1");
+    assertTrue(error.path("message").asText().contains("majority"), error.toString());
+    assertEquals(1.0, metrics.unreplicated.labelValues("deny").get(), "counted");
+  }
+
+  @Test
+  void anActorThatDoesNotAnswerWithinTheAskTimeoutGives503WithRetryAfterAndIsCounted() {
+    double before = metrics.askTimeouts.get();
+    TestRouteResult code = session("silent");
+    JsonNode error = assertError(503, code, "a code store that did not answer in time");
+    code.assertHeaderExists("Retry-After", "1");
+    assertTrue(error.path("message").asText().contains("in time"), error.toString());
+    assertEquals(before + 1, metrics.askTimeouts.get(), "counted");
   }
 
   @Test

@@ -262,13 +262,14 @@ class ClusterTest {
     assertTrue(b.metric("relay_claims_total") >= 1, "b counted its claim");
     assertTrue(b.metric("relay_frames_in_total") >= 1, "b counted the frame in");
     assertTrue(b.metric("relay_frames_out_total") >= 1, "b counted the frame out");
-    assertEquals(3.0, a.metric("relay_cluster_members"), "a sees three members");
+    Await.until("a counts exactly three members", WAIT, () -> a.metric("relay_cluster_members") == 3.0, () -> "members: " + a.metric("relay_cluster_members"));
     String names = a.metrics();
     for (String name :
         List.of(
             "relay_connections", "relay_topics", "relay_bytes_in_total", "relay_bytes_out_total",
             "relay_frames_dropped_total", "relay_holddown_refusals_total", "relay_codes_issued_total",
-            "relay_codes_refused_total", "relay_denies_total", "relay_flapping_total")) {
+            "relay_codes_refused_total", "relay_denies_total", "relay_flapping_total", "relay_close_timeouts_total",
+            "relay_ask_timeouts_total", "relay_unreplicated_writes_total", "relay_oversized_bodies_total", "relay_pipeline_overflows_total")) {
       assertTrue(names.contains("# TYPE " + name.replaceAll("_total$", "")), name + " is exposed");
     }
   }

@@ -18,7 +18,11 @@ public final class RelayMetrics {
   public final Counter connectionsIdle =
       counter("relay_connections_idle", "WebSocket connections cut off after relay.idle-timeout without a byte from the client");
   public final Counter framesDropped =
-      counter("relay_frames_dropped", "Messages dropped from full outbound queues (slow readers)");
+      counter(
+          "relay_frames_dropped",
+          "Messages dropped from outbound queues: full (slow readers), shed, or not sent within relay.close-timeout of a close");
+  public final Counter closeTimeouts =
+      counter("relay_close_timeouts", "WebSocket connections reset because the client did not finish the close handshake within relay.close-timeout");
   public final Counter framesRefused =
       counter("relay_frames_refused", "Messages from connections without write scope, not relayed");
   public final Counter connectionsOpened =
@@ -54,7 +58,9 @@ public final class RelayMetrics {
   public final Counter flapping =
       counter("relay_flapping", "Evictions of a topic evicted shortly before: a lasting ring disagreement");
   public final Counter connectionsShed =
-      counter("relay_connections_shed", "Connections shed (closed with 1013) to keep the node within its memory budget");
+      counter(
+          "relay_connections_shed",
+          "Connections closed with 1013 to keep the node within its memory budget: the biggest holders shed, and writers whose next message had no room");
   public final Counter admissionsRefused =
       counter("relay_admissions_refused", "Code requests and upgrades refused with 503 because max-admissions-in-flight were being worked on");
   public final Counter tokensCached =
@@ -64,9 +70,17 @@ public final class RelayMetrics {
   public final Counter limitRefusals =
       labelled(
           "relay_limit_refusals",
-          "Requests refused at a documented limit: booking id length, deny exp range, deny list capacity",
+          "Requests refused at a documented limit: booking id length, deny exp range, deny list capacity, topic length",
           "limit",
-          "booking_id_length", "deny_exp", "deny_capacity");
+          "booking_id_length", "deny_exp", "deny_capacity", "topic_length");
+  public final Counter askTimeouts =
+      counter("relay_ask_timeouts", "Requests answered 503 because an actor of the node did not answer within relay.ask-timeout");
+  public final Counter unreplicated =
+      labelled(
+          "relay_unreplicated_writes",
+          "Code requests and denies or allows answered 503 because the write did not reach a majority of nodes within relay.replication-timeout",
+          "what",
+          "code", "deny");
   public final Counter unreadRefusals =
       labelled(
           "relay_deny_list_unread_refusals",

@@ -223,6 +223,9 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
 
   @Override
   public void onViolation(int closeCode, String reason) {
+    if (closeCode == CloseCodes.TRY_AGAIN_LATER) {
+      metrics.connectionsShed.inc(); // a message the memory budget had no room for
+    }
     if (handshake.onFailure()) {
       connection.close(closeCode, reason);
     } else {
@@ -285,7 +288,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     } else {
       write(close);
       flushIfWritten();
-      closeTimer = ctx.executor().schedule(this::cutOff, settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      closeTimer = ctx.executor().schedule(this::onCloseTimeout, settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
     }
   }
 
@@ -329,7 +332,15 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
                   }
                 });
     cancel(closeTimer);
-    closeTimer = ctx.executor().schedule(this::cutOff, settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    closeTimer = ctx.executor().schedule(this::onCloseTimeout, settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /** The client did not finish the close handshake in time: reset, and counted. */
+  private void onCloseTimeout() {
+    if (channel.isActive()) {
+      metrics.closeTimeouts.inc();
+      cutOff();
+    }
   }
 
   /** Resets the connection: the socket drops what it has not written yet. */
@@ -343,7 +354,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
   private void onFlushTimeout() {
     if (!closeSent && !ended) {
       // the reader did not take what was queued in time: drop it and close now
-      connection.outbound().discardPending();
+      metrics.framesDropped.inc(connection.outbound().discardPending());
       if (channel.isWritable()) {
         drain();
       } else {

@@ -91,10 +91,15 @@ public final class OutboundQueue {
     }
   }
 
-  /** Gives up flushing a graceful close: what is still queued is dropped, the close goes next. */
-  public synchronized void discardPending() {
-    clear();
+  /**
+   * Gives up flushing a graceful close: what is still queued is dropped, counted as dropped, and
+   * the close goes next.
+   *
+   * @return how many frames were dropped
+   */
+  public synchronized int discardPending() {
     flushFirst = false;
+    return dropQueued();
   }
 
   /**

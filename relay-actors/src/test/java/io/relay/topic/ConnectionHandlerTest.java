@@ -138,6 +138,45 @@ class ConnectionHandlerTest {
     assertTrue(channel.isActive(), "the server waits for the client's close");
     channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().close(CloseCodes.BOOKING_DENIED, new byte[0]).bytes()));
     assertFalse(channel.isActive(), "the handshake is complete: the connection ends");
+    channel.advanceTimeBy(settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    channel.runScheduledPendingTasks();
+    assertEquals(0.0, metrics.closeTimeouts.get(), "a handshake completed in time is not a close timeout");
+  }
+
+  @Test
+  void aClientThatDoesNotAnswerTheServersCloseIsResetAtTheCloseTimeoutAndCounted() {
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel channel = channel(reader);
+    reader.close(CloseCodes.BOOKING_DENIED, "booking denied");
+    channel.runPendingTasks();
+    ByteBuf close = channel.readOutbound();
+    assertNotNull(close, "a close frame");
+    close.release();
+    channel.advanceTimeBy(settings.closeTimeout().toNanos() / 2, TimeUnit.NANOSECONDS);
+    channel.runScheduledPendingTasks();
+    assertTrue(channel.isActive(), "the client has the close timeout to answer");
+    channel.advanceTimeBy(settings.closeTimeout().toNanos() / 2, TimeUnit.NANOSECONDS);
+    channel.runScheduledPendingTasks();
+    assertFalse(channel.isActive(), "no answer within the close timeout: reset");
+    assertEquals(1.0, metrics.closeTimeouts.get());
+  }
+
+  @Test
+  void aWriterWhoseMessageTheBudgetHasNoRoomForIsClosedWith1013AndCountedAsShed() {
+    MemoryBudget small = new MemoryBudget(50_000, (holder, held) -> {});
+    Connection writer = TestConnections.connection("t", "w", "read", "write");
+    writer.joined(new Room(metrics, small), null);
+    EmbeddedChannel channel = new EmbeddedChannel(new ConnectionHandler(writer, settings, metrics, small));
+    byte[] wire = new ClientFrames().frame(WsFrames.BINARY, true, new byte[60_000]).bytes();
+    channel.writeInbound(Unpooled.wrappedBuffer(wire, 0, 1000)); // a frame cut across reads, whole in the budget from its first piece
+    channel.runPendingTasks();
+    ByteBuf close = channel.readOutbound();
+    assertNotNull(close, "the server's close");
+    assertEquals(CloseCodes.TRY_AGAIN_LATER, close.getUnsignedShort(2));
+    close.release();
+    assertEquals(1.0, metrics.connectionsShed.get(), "closed to keep the node within its budget: counted as shed");
+    assertEquals(0, small.used(), "nothing is held");
+    channel.finishAndReleaseAll();
   }
 
   @Test

@@ -76,6 +76,19 @@ class OutboundQueueTest {
   }
 
   @Test
+  void aGracefulCloseGivenUpDropsWhatIsQueuedCountedAndTheCloseGoesNext() {
+    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    queue.offer(frame(1));
+    queue.offer(frame(1));
+    Frame close = WsFrames.close(CloseCodes.GOING_AWAY, "draining");
+    queue.close(close, true);
+    assertEquals(2, queue.discardPending(), "the two frames not sent within the close timeout");
+    assertEquals(2, queue.dropped(), "counted as dropped");
+    assertSame(close, queue.poll());
+    assertNull(queue.poll());
+  }
+
+  @Test
   void aCloseAlwaysWakesTheDrainSide() {
     OutboundQueue queue = new OutboundQueue(10, 1 << 20);
     AtomicInteger wakeups = new AtomicInteger();
