@@ -10,9 +10,11 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.AddressFromURIString;
 import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.remote.RemoteActorRefProvider;
 import org.apache.pekko.remote.transport.ThrottlerTransportAdapter;
 import org.junit.jupiter.api.AfterAll;
@@ -72,6 +74,10 @@ class DenyListReadTest {
     assertEquals(0.0, cutOff.metric("relay_deny_list_read"));
 
     assertEquals(200, b.readyStatus(), "the majority side stays ready");
+    // a deny waits for every reachable member's confirmation: b must see the cut-off node unreachable
+    Address cutOffAddress = Cluster.get(cutOff.system).selfMember().address();
+    Await.until("b lists the cut-off node unreachable", Duration.ofSeconds(20),
+        () -> Cluster.get(b.system).state().getUnreachable().stream().anyMatch(m -> m.address().equals(cutOffAddress)));
     assertEquals(204, new AccessClient(b).post("/bids/deny?bid=denied-while-cut-off&exp=" + exp, admin).status());
 
     cut(false);

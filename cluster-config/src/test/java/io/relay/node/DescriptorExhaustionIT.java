@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.testing.Await;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
@@ -65,10 +66,22 @@ class DescriptorExhaustionIT {
     start(Map.of("RELAY_MAX_CONNECTIONS", "100000"));
     openIdleConnections(node.relay);
     assertAnswersAClient();
-    assertTrue(node.metric("relay_accept_failures_total") > 0, "accepts failed (EMFILE)");
-    long failureLines = Files.readAllLines(node.log()).stream().filter(l -> l.contains("accepting connections on port")).count();
+    // the client can be served before the relay port's backlog has used up the descriptors
+    Await.until("accepts failed for want of descriptors (relay_accept_failures_total > 0)", Duration.ofSeconds(30),
+        () -> node.metric("relay_accept_failures_total") > 0);
+    Await.until("the failing accepts are logged", Duration.ofSeconds(10), () -> failureLines() >= 1);
+    long failureLines = failureLines();
     assertTrue(failureLines >= 1 && failureLines <= 4, "one line per 10 s about failing accepts, saw " + failureLines);
     assertQuietLog();
+  }
+
+  /** The node's log lines about failing accepts. */
+  private long failureLines() {
+    try {
+      return Files.readAllLines(node.log()).stream().filter(l -> l.contains("accepting connections on port")).count();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   private void start(Map<String, String> extra) throws IOException {

@@ -1,5 +1,6 @@
 package io.relay.harness;
 
+import io.relay.testing.Await;
 import io.relay.testing.ClusterPki;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -95,7 +96,11 @@ public final class RelayCluster implements AutoCloseable {
     return this;
   }
 
-  /** Starts {@code n} nodes in parallel as one cluster and waits until all are ready. */
+  /**
+   * Starts {@code n} nodes in parallel as one cluster and waits until all are ready and each lists
+   * exactly the {@code n} as members, all Up (a node is ready once it is Up itself; the others
+   * learn it by gossip).
+   */
   public RelayCluster start(int n) {
     List<NodeProcess> started = new ArrayList<>();
     NodeProcess first = launch(List.of(), build);
@@ -106,6 +111,12 @@ public final class RelayCluster implements AutoCloseable {
     CompletableFuture.allOf(
             started.stream().map(node -> CompletableFuture.runAsync(() -> node.awaitReady(START_TIMEOUT))).toArray(CompletableFuture[]::new))
         .join();
+    Map<String, String> allUp = new java.util.TreeMap<>();
+    started.forEach(node -> allUp.put(node.address(), "Up"));
+    for (NodeProcess node : started) {
+      Await.until(node + " lists the " + n + " nodes started as members, all Up", START_TIMEOUT,
+          () -> node.members().equals(allUp), () -> "members: " + node.members());
+    }
     running.addAll(started);
     return this;
   }
