@@ -25,6 +25,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -269,14 +270,33 @@ class AccessLimitsRouteTest extends RouteTesting {
   }
 
   @Test
-  void aNodeThatHasNotReadTheDenyListAdmitsNoConnection() throws Exception {
+  void aNodeThatHasNotReadTheDenyListAdmitsNoConnection() {
     denyListRead.set(false);
+    String answer = upgrade(new AdmissionGate(8, () -> {}));
+    assertTrue(answer.startsWith("HTTP/1.1 503 "), answer);
+    assertTrue(answer.contains("\r\nRetry-After: 1\r\n"), answer);
+    assertTrue(metrics.unreadRefusals.labelValues("relay").get() >= 1, "counted");
+  }
+
+  @Test
+  void anUpgradePastTheAdmissionGateGets503WithRetryAfterAtOnceAndIsCounted() {
+    AtomicInteger refused = new AtomicInteger();
+    String answer = upgrade(new AdmissionGate(0, refused::incrementAndGet));
+    assertTrue(answer.startsWith("HTTP/1.1 503 "), answer);
+    assertTrue(answer.contains("\r\nRetry-After: 1\r\n"), answer);
+    assertTrue(answer.contains("\r\nConnection: close\r\n"), answer);
+    assertTrue(answer.endsWith("the node is admitting as many clients as it can; retry\n"), "a one-line body saying why: " + answer);
+    assertEquals(1, refused.get(), "counted");
+  }
+
+  /** A relay upgrade with a code, through {@code gate}, as the relay port serves it: the answer's text. */
+  private String upgrade(AdmissionGate gate) {
     ActorRef<TopicRegistry.Command> registry = kit.<TopicRegistry.Command>createTestProbe().ref();
     EmbeddedChannel channel = new EmbeddedChannel();
     RelayUpgrade.install(
         channel.pipeline(),
         new Admission(http, relay, codes, this::verdict, denyListRead::get, registry, metrics, kit.system(), () -> false, errors),
-        new AdmissionGate(8, () -> {}),
+        gate,
         new PortCounters(),
         errors,
         null);
@@ -285,11 +305,13 @@ class AccessLimitsRouteTest extends RouteTesting {
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
             .getBytes(StandardCharsets.US_ASCII);
     channel.writeInbound(Unpooled.wrappedBuffer(upgrade));
-    ByteBuf response = channel.readOutbound();
-    String answer = response.toString(StandardCharsets.US_ASCII);
-    response.release();
-    assertTrue(answer.startsWith("HTTP/1.1 503 "), answer);
-    assertTrue(answer.contains("\r\nRetry-After: 1\r\n"), answer);
-    assertTrue(metrics.unreadRefusals.labelValues("relay").get() >= 1, "counted");
+    StringBuilder answer = new StringBuilder();
+    for (ByteBuf bytes; (bytes = channel.readOutbound()) != null; ) {
+      answer.append(bytes.toString(StandardCharsets.US_ASCII));
+      bytes.release();
+    }
+    channel.finishAndReleaseAll();
+    return answer.toString();
   }
+
 }

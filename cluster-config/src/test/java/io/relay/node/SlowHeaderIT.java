@@ -144,6 +144,7 @@ class SlowHeaderIT {
           CONNECTIONS - resets, answered, timeouts, watch.readyThroughout(), watch.samples(), watch.slowestReadyMillis(), lateComer,
           quiet.length, QuietPair.percentile(quiet, 50) / 1e6, QuietPair.percentile(quiet, 99) / 1e6);
     }
+    assertEquals(0, answered, "a connection closed at the header timeout gets no answer, only its end");
     assertTrue(lifetimes[lifetimes.length - 1] <= HEADER_TIMEOUT.plus(SLACK).toNanos(),
         "every slow connection was closed within the header timeout (" + HEADER_TIMEOUT.toSeconds() + " s) plus " + SLACK.toSeconds()
             + " s of its opening; the last after " + lifetimes[lifetimes.length - 1] / 1e9 + " s");

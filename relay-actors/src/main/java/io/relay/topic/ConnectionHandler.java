@@ -335,7 +335,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     closeTimer = ctx.executor().schedule(this::onCloseTimeout, settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
   }
 
-  /** The client did not finish the close handshake in time: reset, and counted. */
+  /** The client did not finish the close handshake, or take what preceded a graceful close, in time: reset, and counted. */
   private void onCloseTimeout() {
     if (channel.isActive()) {
       metrics.closeTimeouts.inc();
@@ -358,7 +358,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       if (channel.isWritable()) {
         drain();
       } else {
-        cutOff();
+        onCloseTimeout();
       }
     }
   }
