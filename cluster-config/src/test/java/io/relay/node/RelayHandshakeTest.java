@@ -89,8 +89,10 @@ class RelayHandshakeTest {
     assertRefused(414, "too long", "GET /session/" + "a".repeat(3000) + " HTTP/1.1\r\n\r\n");
     assertRefused(431, "too many", "GET /session/lab HTTP/1.1\r\n" + "X-A: b\r\n".repeat(65) + "\r\n");
     assertRefused(431, "too large", "GET /session/lab HTTP/1.1\r\nX-A: " + "b".repeat(17_000) + "\r\n\r\n");
+    assertRefused(431, "header field too large", "GET /session/lab HTTP/1.1\r\nX-A: " + "b".repeat(9_000) + "\r\n\r\n");
+    assertRefused(414, "too long", "GET /session/lab?" + "a".repeat(17_000) + " HTTP/1.1\r\n\r\n");
     assertRefused(505, "not supported", "GET /session/lab HTTP/2.0\r\n\r\n");
-    assertEquals(before + 6, node.metric("relay_malformed_request_heads_total"), "each unreadable head is counted");
+    assertEquals(before + 8, node.metric("relay_malformed_request_heads_total"), "each unreadable head is counted");
   }
 
   @Test
