@@ -56,8 +56,13 @@ class CodesAndDenyIT {
         booked.add(traffic.participant("deny/" + i, "deny/" + i, "booking-cancelled", "read", "write").start());
       }
       Await.until("the booked participants are connected", Duration.ofSeconds(30), () -> booked.stream().allMatch(Participant::isConnected));
+      ClusterView.Snapshot[] seen = new ClusterView.Snapshot[1];
+      Await.until("a /status with every node answering and the 12 topics of the booking", Duration.ofSeconds(30),
+          () -> (seen[0] = ClusterView.status(proxy.accessUrl())).missingNodes().isEmpty()
+              && seen[0].nodesByTopic().keySet().stream().filter(t -> t.startsWith("deny/")).count() == 12,
+          () -> "missing nodes: " + seen[0].missingNodes() + "; topics: " + seen[0].nodesByTopic().keySet());
       Set<String> hosts =
-          ClusterView.status(proxy.accessUrl()).nodesByTopic().entrySet().stream()
+          seen[0].nodesByTopic().entrySet().stream()
               .filter(e -> e.getKey().startsWith("deny/"))
               .flatMap(e -> e.getValue().stream())
               .collect(Collectors.toSet());

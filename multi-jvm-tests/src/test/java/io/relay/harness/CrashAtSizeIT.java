@@ -55,7 +55,7 @@ class CrashAtSizeIT {
     scenario.scenario().put("frame_period_ms", period.toMillis());
     scenario.run(run -> {
       Traffic traffic = run.traffic();
-      Map<String, Set<String>> byNode = ClusterView.status(run.proxy().accessUrl()).topicsByNode();
+      Map<String, Set<String>> byNode = run.converged().topicsByNode();
       NodeProcess victim =
           run.cluster().running().stream().max(Comparator.comparingInt(n -> byNode.getOrDefault(n.address(), Set.of()).size())).orElseThrow();
       Set<String> victimTopics = byNode.getOrDefault(victim.address(), Set.of());

@@ -17,7 +17,7 @@ class CrashIT {
   void survivorsServeTheDeadNodesTopics() {
     new TrafficScenario("crash-1-of-3-sigkill", "nginx").topics("crash", 50, 1).run(run -> {
       NodeProcess victim = run.cluster().running().get(2);
-      Set<String> hosted = ClusterView.status(run.proxy().accessUrl()).topicsByNode().getOrDefault(victim.address(), Set.of());
+      Set<String> hosted = run.converged().topicsByNode().getOrDefault(victim.address(), Set.of());
       long event = System.nanoTime();
       run.cluster().crash(victim);
       run.traffic().crashed(hosted, event);

@@ -63,7 +63,7 @@ class PartitionFlappingIT {
               NodeProcess flapping = nodes.get(2);
               PodNetwork.Slot slot = cluster.slot(flapping);
               List<Long> pids = nodes.stream().map(n -> n.process().pid()).toList();
-              Set<String> hosted = ClusterView.status(run.proxy().accessUrl()).topicsByNode().getOrDefault(flapping.address(), Set.of());
+              Set<String> hosted = run.converged().topicsByNode().getOrDefault(flapping.address(), Set.of());
               assertTrue(!hosted.isEmpty(), "the node whose link flaps hosts topics");
               List<String> steady = List.of(accessUrl(nodes.get(0)), accessUrl(nodes.get(1)));
 

@@ -60,7 +60,7 @@ class PartitionIT {
           List<NodeProcess> majority = List.copyOf(cluster.running().subList(0, 2));
           NodeProcess victim = cluster.running().get(2);
           PodNetwork.Slot slot = cluster.slot(victim);
-          Set<String> hosted = ClusterView.status(run.proxy().accessUrl()).topicsByNode().getOrDefault(victim.address(), Set.of());
+          Set<String> hosted = run.converged().topicsByNode().getOrDefault(victim.address(), Set.of());
           assertTrue(!hosted.isEmpty(), "the node to cut off hosts topics");
 
           long event = System.nanoTime();

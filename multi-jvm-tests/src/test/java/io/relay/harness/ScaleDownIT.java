@@ -24,7 +24,7 @@ class ScaleDownIT {
     new TrafficScenario("scale-down-4-to-3-sigterm", "nginx").nodes(4, Map.of("RELAY_DRAIN_DELAY", "2s")).topics("down", 50, 1).run(run -> {
       NodeProcess leaving = run.cluster().running().get(1);
       leavingAddress[0] = leaving.address();
-      ClusterView.status(run.proxy().accessUrl()).nodesByTopic().forEach((topic, nodes) -> {
+      run.converged().nodesByTopic().forEach((topic, nodes) -> {
         if (nodes.contains(leaving.address())) {
           itsTopics.add(topic);
         }
@@ -46,7 +46,7 @@ class ScaleDownIT {
       assertTrue(!itsTopics.isEmpty(), "the leaving node hosted topics");
     }, run -> {
       boolean anyLeft =
-          ClusterView.status(run.proxy().accessUrl()).nodesByTopic().values().stream().anyMatch(n -> n.contains(leavingAddress[0]));
+          run.converged().nodesByTopic().values().stream().anyMatch(n -> n.contains(leavingAddress[0]));
       long closedWith1001 =
           run.traffic().topics().values().stream().flatMap(t -> t.participants().stream()).mapToLong(p -> p.closesWith(1001)).sum();
       run.scenario().put("topics_reclaimed", run.scenario().claims());

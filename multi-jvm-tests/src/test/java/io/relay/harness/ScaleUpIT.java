@@ -23,7 +23,7 @@ class ScaleUpIT {
       run.awaitConverged("every topic is on exactly one node with all its participants", event);
     }, run -> {
       long onNewNode =
-          ClusterView.status(run.proxy().accessUrl()).nodesByTopic().values().stream().filter(n -> n.contains(added[0].address())).count();
+          run.converged().nodesByTopic().values().stream().filter(n -> n.contains(added[0].address())).count();
       run.scenario().put("topics_moved_to_new_node", onNewNode);
       assertTrue(onNewNode > 0, "some topics moved to the new node");
       assertTrue(run.scenario().evictions() >= onNewNode, "each moved topic was evicted from its old node");

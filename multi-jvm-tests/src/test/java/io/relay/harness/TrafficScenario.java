@@ -35,6 +35,18 @@ final class TrafficScenario {
     void awaitConverged(String what, long event) {
       awaitConverged(what, event, snapshot -> true);
     }
+
+    /**
+     * The cluster's view once it has converged (every node answering, every topic on one node
+     * with all its participants): a view to read who hosts what, never one a node was missing from.
+     */
+    ClusterView.Snapshot converged() {
+      ClusterView.Snapshot[] seen = new ClusterView.Snapshot[1];
+      Await.until("a /status with every node answering and every topic on one node with all its participants", Duration.ofSeconds(60),
+          () -> (seen[0] = ClusterView.status(proxy.accessUrl())).converged(ScenarioAssertions.expected(traffic)),
+          () -> "missing nodes: " + seen[0].missingNodes() + "; topics: " + seen[0].nodesByTopic());
+      return seen[0];
+    }
   }
 
   private final HarnessConfig config = HarnessConfig.fromSystemProperties();
