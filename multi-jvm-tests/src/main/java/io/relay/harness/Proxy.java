@@ -127,7 +127,12 @@ public final class Proxy implements AutoCloseable {
     return this;
   }
 
-  /** Rewrites the configuration for {@code nodes} and reloads; returns once new workers serve. */
+  /**
+   * Rewrites the configuration for {@code nodes} and reloads; returns once workers with the new
+   * configuration have started. The old workers may still accept a connection until they have
+   * been told to stop (nginx: their QUIT, sent by the master just after the new workers start),
+   * and they keep serving the connections they hold.
+   */
   public void reload(List<NodeProcess> nodes) {
     writeConfig(nodes);
     Set<Long> before = workers();
