@@ -142,13 +142,18 @@ class AccessRequestsTest {
     EmbeddedChannel channel = connection(false);
     send(channel, "POST /bids/deny HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
         + (AccessRequests.MAX_BODY_BYTES + 1) + "\r\n\r\n{");
+    assertRefusedWithAJson413(channel);
+    channel.finishAndReleaseAll();
+  }
+
+  /** The channel's next answer is a JSON 413 with {@code Connection: close}, the channel closed, the body counted. */
+  private void assertRefusedWithAJson413(EmbeddedChannel channel) {
     String answer = response(channel);
-    assertNotNull(answer);
+    assertNotNull(answer, "an answer");
     assertTrue(answer.startsWith("HTTP/1.1 413 "), answer);
-    assertTrue(answer.contains("\"code\":413"), answer);
+    assertTrue(answer.contains("\"code\":413") && answer.contains("\r\nConnection: close\r\n"), answer);
     assertFalse(channel.isActive(), "closed once the answer is written");
     assertEquals(1, counters.oversizedBodies(), "the refused body is counted");
-    channel.finishAndReleaseAll();
   }
 
   @Test
@@ -156,12 +161,7 @@ class AccessRequestsTest {
     EmbeddedChannel channel = connection(false);
     send(channel, "POST /bids/deny HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: "
         + (AccessRequests.MAX_BODY_BYTES + 1) + "\r\n\r\n");
-    String answer = response(channel);
-    assertNotNull(answer, "an answer before the body");
-    assertTrue(answer.startsWith("HTTP/1.1 413 "), answer);
-    assertTrue(answer.contains("\"code\":413") && answer.contains("\r\nConnection: close\r\n"), answer);
-    assertFalse(channel.isActive(), "closed once the answer is written, so the body is never read");
-    assertEquals(1, counters.oversizedBodies(), "the refused body is counted");
+    assertRefusedWithAJson413(channel); // before the body, which is then never read
   }
 
   @Test

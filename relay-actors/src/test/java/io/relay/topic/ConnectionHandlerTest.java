@@ -124,8 +124,8 @@ class ConnectionHandlerTest {
     assertEquals(0, budget.used(), "the reader's write ended: the budget is free");
   }
 
-  @Test
-  void aReaderTheServerClosesGetsTheCloseFrameAndItsChannelCloses() {
+  /** A reader's channel whose connection the server has closed with 4003: its close frame read. */
+  private EmbeddedChannel closedByTheServer() {
     Connection reader = TestConnections.connection("t", "r", "read");
     EmbeddedChannel channel = channel(reader);
     reader.close(CloseCodes.BOOKING_DENIED, "booking denied");
@@ -135,6 +135,12 @@ class ConnectionHandlerTest {
     assertEquals(0x80 | WsFrames.CLOSE, close.getUnsignedByte(0));
     assertEquals(CloseCodes.BOOKING_DENIED, close.getUnsignedShort(2));
     close.release();
+    return channel;
+  }
+
+  @Test
+  void aReaderTheServerClosesGetsTheCloseFrameAndItsChannelCloses() {
+    EmbeddedChannel channel = closedByTheServer();
     assertTrue(channel.isActive(), "the server waits for the client's close");
     channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().close(CloseCodes.BOOKING_DENIED, new byte[0]).bytes()));
     assertFalse(channel.isActive(), "the handshake is complete: the connection ends");
@@ -145,13 +151,7 @@ class ConnectionHandlerTest {
 
   @Test
   void aClientThatDoesNotAnswerTheServersCloseIsResetAtTheCloseTimeoutAndCounted() {
-    Connection reader = TestConnections.connection("t", "r", "read");
-    EmbeddedChannel channel = channel(reader);
-    reader.close(CloseCodes.BOOKING_DENIED, "booking denied");
-    channel.runPendingTasks();
-    ByteBuf close = channel.readOutbound();
-    assertNotNull(close, "a close frame");
-    close.release();
+    EmbeddedChannel channel = closedByTheServer();
     channel.advanceTimeBy(settings.closeTimeout().toNanos() / 2, TimeUnit.NANOSECONDS);
     channel.runScheduledPendingTasks();
     assertTrue(channel.isActive(), "the client has the close timeout to answer");
