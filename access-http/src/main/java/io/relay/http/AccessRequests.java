@@ -107,7 +107,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
         new HttpObjectAggregator(MAX_BODY_BYTES, true) {
           @Override
           protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-            counters.oversizedBody();
+            counters.oversizedBodies.increment();
             Requests.answerAndClose(ctx, bodyTooLarge());
           }
 
@@ -120,7 +120,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
               refused.release();
               FullHttpResponse json = status == 413 ? bodyTooLarge() : json(status, "the only expectation understood is 100-continue");
               if (status == 413) {
-                counters.oversizedBody();
+                counters.oversizedBodies.increment();
               }
               json.headers().set("Connection", "close");
               return json;
@@ -142,7 +142,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     if (answering) {
       if (waiting.size() >= MAX_PIPELINED) {
         request.release();
-        counters.pipelineOverflow();
+        counters.pipelineOverflows.increment();
         closing = true;
         ctx.close();
         return;
@@ -279,7 +279,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
     if (event instanceof IdleStateEvent && !answering) {
-      counters.idleTimeout();
+      counters.idleTimeouts.increment();
       closing = true;
       ctx.close();
     } else {

@@ -186,13 +186,13 @@ final class NodeGuardian {
     PortCounters counters = ports.counters();
     metrics.gauge("relay_socket_connections", "Client connections open on the node's client ports", ports::connections);
     metrics.gauge("relay_max_connections", "Client connections the node's client ports hold at most", settings::maxConnections);
-    metrics.counter("relay_accept_failures", "accept() calls that failed (file descriptors exhausted)", counters::acceptFailures);
-    metrics.counter("relay_header_timeouts", "Connections closed for not finishing a request head in time", counters::headerTimeouts);
-    metrics.counter("relay_malformed_request_heads", "Request heads refused as unreadable (400, 414, 431, 505)", counters::malformedHeads);
-    metrics.counter("relay_idle_timeouts", "Access API connections closed for being idle between requests", counters::idleTimeouts);
-    metrics.counter("relay_oversized_bodies", "Access API request bodies refused with 413 for being over 64 KiB", counters::oversizedBodies);
-    metrics.counter("relay_pipeline_overflows", "Access API connections closed for pipelining more than 16 requests ahead", counters::pipelineOverflows);
-    metrics.counter("relay_connection_limit_reached", "Times the client ports stopped accepting at max-connections", counters::limitReached);
+    metrics.counter("relay_accept_failures", "accept() calls that failed (file descriptors exhausted)", counters.acceptFailures::sum);
+    metrics.counter("relay_header_timeouts", "Connections closed for not finishing a request head in time", counters.headerTimeouts::sum);
+    metrics.counter("relay_malformed_request_heads", "Request heads refused as unreadable (400, 414, 431, 505)", counters.malformedHeads::sum);
+    metrics.counter("relay_idle_timeouts", "Access API connections closed for being idle between requests", counters.idleTimeouts::sum);
+    metrics.counter("relay_oversized_bodies", "Access API request bodies refused with 413 for being over 64 KiB", counters.oversizedBodies::sum);
+    metrics.counter("relay_pipeline_overflows", "Access API connections closed for pipelining more than 16 requests ahead", counters.pipelineOverflows::sum);
+    metrics.counter("relay_connection_limit_reached", "Times the client ports stopped accepting at max-connections", counters.limitReached::sum);
   }
 
   /**
