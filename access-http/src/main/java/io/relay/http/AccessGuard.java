@@ -52,7 +52,7 @@ record AccessGuard(TokenVerifier verifier, WarningLimiter errors, RelayMetrics m
       return Json.error(api.status(), api.getMessage());
     }
     if (cause instanceof TimeoutException) {
-      metrics.askTimeouts.inc();
+      metrics.requestTimeouts.inc();
       return Json.error(503, "the relay did not answer in time; try again");
     }
     errors.error("access request failed", cause);

@@ -8,10 +8,10 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.handler.codec.http.HttpResponseEncoder;
-import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -104,26 +104,24 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     // closes; a client that sent Expect: 100-continue gets the same answer before its body
     pipeline.addLast(
         "http-body",
-        new HttpObjectAggregator(MAX_BODY_BYTES, true) {
+        new HttpObjectAggregator(MAX_BODY_BYTES) {
           @Override
           protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
             counters.oversizedBodies.increment();
-            Requests.answerAndClose(ctx, bodyTooLarge());
+            Requests.answerAndClose(ctx, json(413, "request body larger than " + MAX_BODY_BYTES + " bytes"));
           }
 
           @Override
           protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+            if (HttpUtil.is100ContinueExpected(start) && HttpUtil.getContentLength(start, -1L) > maxContentLength) {
+              // refused as any body over the limit is (above), not with Netty's bare 413
+              start.headers().remove(HttpHeaderNames.EXPECT);
+              return null;
+            }
             Object answer = super.newContinueResponse(start, maxContentLength, pipeline);
-            if (answer instanceof FullHttpResponse refused && refused.status().codeClass() == HttpStatusClass.CLIENT_ERROR) {
-              // Netty's own answers (413, and 417 for an expectation other than 100-continue) carry no body
-              int status = refused.status().code();
-              refused.release();
-              FullHttpResponse json = status == 413 ? bodyTooLarge() : json(status, "the only expectation understood is 100-continue");
-              if (status == 413) {
-                counters.oversizedBodies.increment();
-              }
-              json.headers().set("Connection", "close");
-              return json;
+            if (answer instanceof FullHttpResponse refused && refused.status().code() == 417) {
+              refused.release(); // Netty's, without a body; its body that follows is ignored all the same
+              return json(417, "the only expectation understood is 100-continue");
             }
             return answer;
           }
@@ -300,10 +298,6 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   }
 
   /** A JSON error as the access API answers them: {@code {"code": N, "message": "..."}}; never a 503. */
-  private static FullHttpResponse bodyTooLarge() {
-    return json(413, "request body larger than " + MAX_BODY_BYTES + " bytes");
-  }
-
   static FullHttpResponse json(int status, String message) {
     return Requests.response(status, Map.of(), "application/json", Json.errorBody(status, message));
   }

@@ -173,7 +173,7 @@ final class Admission {
       };
     }
     if (cause instanceof TimeoutException) {
-      metrics.askTimeouts.inc();
+      metrics.requestTimeouts.inc();
       return new Refusal(503, "the relay did not answer in time", Map.of("Retry-After", "1"));
     }
     errors.error("admitting a connection failed", cause);

@@ -235,12 +235,12 @@ class AccessLimitsRouteTest extends RouteTesting {
 
   @Test
   void anActorThatDoesNotAnswerWithinTheAskTimeoutGives503WithRetryAfterAndIsCounted() {
-    double before = metrics.askTimeouts.get();
+    double before = metrics.requestTimeouts.get();
     TestRouteResult code = session("silent");
     JsonNode error = assertError(503, code, "a code store that did not answer in time");
     code.assertHeaderExists("Retry-After", "1");
     assertTrue(error.path("message").asText().contains("in time"), error.toString());
-    assertEquals(before + 1, metrics.askTimeouts.get(), "counted");
+    assertEquals(before + 1, metrics.requestTimeouts.get(), "counted");
   }
 
   @Test

@@ -180,14 +180,19 @@ class AccessRequestsTest {
   }
 
   @Test
-  void anExpectationOtherThanContinueGetsAJson417AndTheConnectionCloses() {
+  void anExpectationOtherThanContinueGetsAJson417AndTheConnectionServesTheNextRequest() {
     EmbeddedChannel channel = connection(false);
     send(channel, "POST /bids/deny HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Length: 2\r\n\r\n");
     String answer = response(channel);
     assertNotNull(answer);
     assertTrue(answer.startsWith("HTTP/1.1 417 ") && answer.contains("\"code\":417"), answer);
-    assertFalse(channel.isActive(), "closed once the answer is written");
+    send(channel, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n");
+    String next = response(channel);
+    assertNotNull(next, "the next request's answer");
+    assertTrue(next.endsWith("answer to /status"), next);
+    channel.finishAndReleaseAll();
   }
+
 
   @Test
   void moreRequestsReadAheadThanTheBoundCloseTheConnection() {

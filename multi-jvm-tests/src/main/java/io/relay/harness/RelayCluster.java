@@ -102,23 +102,28 @@ public final class RelayCluster implements AutoCloseable {
    * learn it by gossip).
    */
   public RelayCluster start(int n) {
-    List<NodeProcess> started = new ArrayList<>();
-    NodeProcess first = launch(List.of(), build);
-    started.add(first);
-    for (int i = 1; i < n; i++) {
-      started.add(launch(List.of(first.address()), build));
+    try {
+      List<NodeProcess> started = new ArrayList<>();
+      NodeProcess first = launch(List.of(), build);
+      started.add(first);
+      for (int i = 1; i < n; i++) {
+        started.add(launch(List.of(first.address()), build));
+      }
+      CompletableFuture.allOf(
+              started.stream().map(node -> CompletableFuture.runAsync(() -> node.awaitReady(START_TIMEOUT))).toArray(CompletableFuture[]::new))
+          .join();
+      Map<String, String> allUp = new java.util.TreeMap<>();
+      started.forEach(node -> allUp.put(node.address(), "Up"));
+      for (NodeProcess node : started) {
+        Await.until(node + " lists the " + n + " nodes started as members, all Up", START_TIMEOUT,
+            () -> node.members().equals(allUp), () -> "members: " + node.members());
+      }
+      running.addAll(started);
+      return this;
+    } catch (RuntimeException | AssertionError failed) {
+      close(); // the caller's try-with-resources never got the cluster: its nodes are stopped here
+      throw failed;
     }
-    CompletableFuture.allOf(
-            started.stream().map(node -> CompletableFuture.runAsync(() -> node.awaitReady(START_TIMEOUT))).toArray(CompletableFuture[]::new))
-        .join();
-    Map<String, String> allUp = new java.util.TreeMap<>();
-    started.forEach(node -> allUp.put(node.address(), "Up"));
-    for (NodeProcess node : started) {
-      Await.until(node + " lists the " + n + " nodes started as members, all Up", START_TIMEOUT,
-          () -> node.members().equals(allUp), () -> "members: " + node.members());
-    }
-    running.addAll(started);
-    return this;
   }
 
   /** Starts one more node, joining the running ones, and waits until it is ready. */

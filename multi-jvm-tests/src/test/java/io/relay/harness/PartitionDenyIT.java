@@ -45,8 +45,9 @@ import org.junit.jupiter.api.Test;
 class PartitionDenyIT {
   /**
    * How long a deny waits for confirmations: 2 s, below its 3 s default, so that the deny taken at
-   * the cut times out well before the failure detector can see the island unreachable (at about
-   * 3.5 s with Pekko's defaults), which would let it answer 204.
+   * the cut times out well before the failure detector can see the island unreachable (3.5 s after
+   * the cut at the earliest with Pekko's defaults, about 5 s in recorded runs), which would let it
+   * answer 204.
    */
   private static final Duration REPLICATION_TIMEOUT = Duration.ofSeconds(2);
   /**

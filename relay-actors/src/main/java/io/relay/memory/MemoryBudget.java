@@ -72,6 +72,11 @@ public final class MemoryBudget {
     holders.put(holder, Boolean.TRUE);
   }
 
+  /** Whether {@code holder} has been chosen to be shed (and told to the listener) and has not ended yet. */
+  public boolean isShedding(Holder holder) {
+    return shedding.containsKey(holder);
+  }
+
   /** The connection ended: it no longer counts, nor waits to let go. */
   public void unregister(Holder holder) {
     holders.remove(holder);

@@ -73,8 +73,10 @@ public final class RelayMetrics {
           "Requests refused at a documented limit: booking id length, deny exp range, deny list capacity, topic length",
           "limit",
           "booking_id_length", "deny_exp", "deny_capacity", "topic_length");
-  public final Counter askTimeouts =
-      counter("relay_ask_timeouts", "Requests answered 503 because an actor of the node did not answer within relay.ask-timeout");
+  public final Counter requestTimeouts =
+      counter(
+          "relay_request_timeouts",
+          "Requests answered 503 because what they waited for did not answer in time: the node's actors (relay.ask-timeout), a deny's confirmations, a /status gather");
   public final Counter unreplicated =
       labelled(
           "relay_unreplicated_writes",

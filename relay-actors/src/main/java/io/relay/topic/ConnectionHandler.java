@@ -223,8 +223,8 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
 
   @Override
   public void onViolation(int closeCode, String reason) {
-    if (closeCode == CloseCodes.TRY_AGAIN_LATER) {
-      metrics.connectionsShed.inc(); // a message the memory budget had no room for
+    if (closeCode == CloseCodes.TRY_AGAIN_LATER && !budget.isShedding(this)) {
+      metrics.connectionsShed.inc(); // a message the budget had no room for; one it shed is counted by it
     }
     if (handshake.onFailure()) {
       connection.close(closeCode, reason);

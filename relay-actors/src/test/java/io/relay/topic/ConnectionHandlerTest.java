@@ -180,6 +180,21 @@ class ConnectionHandlerTest {
   }
 
   @Test
+  void aWriterTheBudgetShedsForWantOfRoomForItsOwnMessageIsCountedOnce() {
+    MemoryBudget small = new MemoryBudget(70_000, (holder, held) -> metrics.connectionsShed.inc()); // as the node counts
+    Connection writer = TestConnections.connection("t", "w", "read", "write");
+    writer.joined(new Room(metrics, small), null);
+    EmbeddedChannel channel = new EmbeddedChannel(new ConnectionHandler(writer, settings, metrics, small));
+    byte[] wire = new ClientFrames().frame(WsFrames.BINARY, false, new byte[70_000]).frame(WsFrames.CONTINUATION, true, new byte[70_000]).bytes();
+    for (int at = 0; at < wire.length && channel.isActive(); at += 1000) {
+      channel.writeInbound(Unpooled.wrappedBuffer(wire, at, Math.min(wire.length, at + 1000) - at));
+      channel.runPendingTasks();
+    }
+    assertEquals(1.0, metrics.connectionsShed.get(), "the biggest holder, shed by the budget and refused its message: one connection shed");
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
   void aClientThatBreaksARuleIsClosedWithItsCodeAndNothingItSentIsRelayed() {
     EmbeddedChannel[] channels = writerAndReader();
     EmbeddedChannel writerChannel = channels[0];
