@@ -9,6 +9,7 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.handler.codec.http.HttpResponseEncoder;
@@ -113,17 +114,14 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
 
           @Override
           protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+            if (unsupportedExpectation(start)) {
+              return null; // read whole, then refused with a JSON 417 (serve), not with Netty's bare one
+            }
             if (HttpUtil.is100ContinueExpected(start) && HttpUtil.getContentLength(start, -1L) > maxContentLength) {
-              // refused as any body over the limit is (above), not with Netty's bare 413
               start.headers().remove(HttpHeaderNames.EXPECT);
-              return null;
+              return null; // refused as any body over the limit is (above), not with Netty's bare 413
             }
-            Object answer = super.newContinueResponse(start, maxContentLength, pipeline);
-            if (answer instanceof FullHttpResponse refused && refused.status().code() == 417) {
-              refused.release(); // Netty's, without a body; its body that follows is ignored all the same
-              return json(417, "the only expectation understood is 100-continue");
-            }
-            return answer;
+            return super.newContinueResponse(start, maxContentLength, pipeline);
           }
         });
     pipeline.addLast("idle", new IdleStateHandler(0, 0, idleTimeout.toNanos(), TimeUnit.NANOSECONDS));
@@ -162,6 +160,11 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
         Requests.countMalformed(malformed, counters, errors);
         closing = true;
         Requests.answerAndClose(ctx, json(malformed.status(), malformed.reason()));
+        return;
+      }
+      if (unsupportedExpectation(request)) {
+        closing = true;
+        Requests.answerAndClose(ctx, json(417, "the only expectation understood is 100-continue"));
         return;
       }
       keepAlive = HttpUtil.isKeepAlive(request);
@@ -298,6 +301,12 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   }
 
   /** A JSON error as the access API answers them: {@code {"code": N, "message": "..."}}; never a 503. */
+  /** Whether {@code message} expects something other than {@code 100-continue}, the one expectation there is. */
+  private static boolean unsupportedExpectation(HttpMessage message) {
+    String expect = message.headers().get(HttpHeaderNames.EXPECT);
+    return expect != null && !HttpHeaderValues.CONTINUE.contentEqualsIgnoreCase(expect);
+  }
+
   static FullHttpResponse json(int status, String message) {
     return Requests.response(status, Map.of(), "application/json", Json.errorBody(status, message));
   }
