@@ -40,8 +40,8 @@ import java.util.regex.Pattern;
  * cluster); the upgrade goes where the returned URI points (the node itself, or the ingress that
  * hashes the topic onto a node).
  *
- * <p>Over 300 lines with its participant's state machine inside: the storm's loop, its
- * participants and its report share the histograms and failure counts of one storm, on one thread.
+ * <p>The storm's loop, its participants and its report share the histograms and failure counts of
+ * one storm, on one thread; reading a response head is {@link ResponseHead}'s.
  */
 final class AdmissionStorm {
   private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(30);
@@ -54,7 +54,6 @@ final class AdmissionStorm {
    */
   static final double QUIET_CORES = 0.15;
   private static final double SETTLE_DEADLINE_SECONDS = 20;
-  private static final byte[] HEAD_END = {'\r', '\n', '\r', '\n'};
 
   private final List<URI> access;
   private final Endpoints.Relay tokens;
@@ -235,13 +234,13 @@ final class AdmissionStorm {
         in = ByteBuffer.allocate(in.capacity() * 2).put(in.flip());
       }
       int n = channel.read(in);
-      int headEnd = headEnd();
+      int headEnd = ResponseHead.end(in.array(), in.position());
       if (phase == Phase.POST) {
-        int length = headEnd < 0 ? -1 : contentLength(headEnd);
+        int length = headEnd < 0 ? -1 : ResponseHead.contentLength(in.array(), headEnd);
         if (headEnd >= 0 && length >= 0 && in.position() >= headEnd + length) {
           posted(headEnd, length);
         } else if (n < 0) {
-          fail(headEnd < 0 ? "POST closed" : "POST " + status());
+          fail(headEnd < 0 ? "POST closed" : "POST " + ResponseHead.status(in.array(), in.position()));
         }
       } else if (headEnd >= 0) {
         upgraded();
@@ -251,7 +250,7 @@ final class AdmissionStorm {
     }
 
     private void posted(int headEnd, int length) {
-      int status = status();
+      int status = ResponseHead.status(in.array(), in.position());
       closeQuietly(channel);
       Matcher m = URI_FIELD.matcher(new String(in.array(), headEnd, length, StandardCharsets.UTF_8));
       if (status != 200 || !m.find()) {
@@ -272,7 +271,7 @@ final class AdmissionStorm {
     }
 
     private void upgraded() {
-      int status = status();
+      int status = ResponseHead.status(in.array(), in.position());
       if (status != 101) {
         fail("upgrade " + status);
         return;
@@ -290,38 +289,6 @@ final class AdmissionStorm {
       failures.merge(what, 1, Integer::sum);
       closeQuietly(channel);
       inFlight.remove(this);
-    }
-
-    /** Where the response head ends in what was read, or -1. */
-    private int headEnd() {
-      byte[] bytes = in.array();
-      for (int i = 0; i + 3 < in.position(); i++) {
-        if (bytes[i] == HEAD_END[0] && bytes[i + 1] == HEAD_END[1] && bytes[i + 2] == HEAD_END[2] && bytes[i + 3] == HEAD_END[3]) {
-          return i + 4;
-        }
-      }
-      return -1;
-    }
-
-    private int contentLength(int headEnd) {
-      for (String line : new String(in.array(), 0, headEnd, StandardCharsets.ISO_8859_1).split("\r\n")) {
-        if (line.regionMatches(true, 0, "Content-Length:", 0, 15)) {
-          return Integer.parseInt(line.substring(15).trim());
-        }
-      }
-      return -1;
-    }
-
-    private int status() {
-      String head = new String(in.array(), 0, Math.min(in.position(), 12), StandardCharsets.ISO_8859_1);
-      if (head.length() < 12 || !head.startsWith("HTTP/1.1 ")) {
-        return -1;
-      }
-      try {
-        return Integer.parseInt(head.substring(9, 12));
-      } catch (NumberFormatException e) {
-        return -1;
-      }
     }
   }
 
