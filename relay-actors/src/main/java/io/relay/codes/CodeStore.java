@@ -4,27 +4,18 @@ import io.relay.Ask;
 import io.relay.RelaySettings;
 import io.relay.ddata.ReplicatedMaps;
 import io.relay.metrics.RelayMetrics;
-import java.nio.ByteBuffer;
-import java.security.SecureRandom;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
-import java.util.function.Predicate;
-import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
-import org.apache.pekko.cluster.ClusterEvent.CurrentClusterState;
-import org.apache.pekko.cluster.Member;
-import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.ddata.Key;
 import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
 import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
@@ -50,9 +41,10 @@ import org.apache.pekko.cluster.typed.Cluster;
  * more change per admission and protect nothing, since its issuer refuses a second claim
  * ({@link CodeSweep} removes expired codes).
  *
- * <p>Why one actor of over 300 lines: issuing, redeeming and the issuer's answers to both kinds of
- * claim work on the same replicated shards and the same record of claimed codes; the shard's data
- * type, its serializer and the sweep are classes beside it.
+ * <p>Issuing, redeeming and the issuer's answers to both kinds of claim work on the same replicated
+ * shards and the same record of claimed codes; a code's text ({@link CodeFormat}), finding an
+ * issuer ({@link Issuers}), the shard's data type, its serializer and the sweep are classes beside
+ * it.
  */
 public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
 
@@ -132,20 +124,11 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     INSTANCE
   }
 
-  private static final int RANDOM_BYTES = 16;
-  /** The random part and the issuing node's unique id (a long). */
-  private static final int CODE_BYTES = RANDOM_BYTES + Long.BYTES;
-  private static final int CODE_LENGTH = (CODE_BYTES * 8 + 5) / 6;
-  /** Resolved code stores kept: far more than a cluster's nodes, so only departed nodes' are dropped. */
-  private static final int STORES_KEPT = 256;
-
   private final ReplicatorMessageAdapter<Command, CodeShard> replicator;
-  private final SecureRandom random = new SecureRandom();
-  private final Cluster cluster;
   /** This node's unique id, the last part of every code it mints. */
   private final long selfUid;
-  /** Other nodes' code stores, by node address, resolved on first use; emptied past {@link #STORES_KEPT}. */
-  private final Map<Address, ActorRef<Command>> storesByAddress = new HashMap<>();
+  private final CodeFormat format;
+  private final Issuers issuers;
   private final RelaySettings settings;
   private final LongSupplier clock;
   private final List<Key<CodeShard>> shards;
@@ -181,8 +164,9 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     this.replicator = replicator;
     this.settings = settings;
     this.clock = clock;
-    this.cluster = Cluster.get(context.getSystem());
-    this.selfUid = cluster.selfMember().uniqueAddress().longUid();
+    this.selfUid = Cluster.get(context.getSystem()).selfMember().uniqueAddress().longUid();
+    this.format = new CodeFormat(selfUid);
+    this.issuers = new Issuers(context.getSystem(), context.getSelf().path().toStringWithoutAddress());
     this.shards =
         java.util.stream.IntStream.range(0, RelaySettings.CODE_SHARDS)
             .mapToObj(CodeShard::key)
@@ -210,7 +194,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   }
 
   private Behavior<Command> onIssue(Issue issue) {
-    String code = newCode();
+    String code = format.newCode();
     CodeGrant grant =
         new CodeGrant(
             issue.topic(), issue.scopes(), issue.bookingId(), issue.tokenExpiresAt(), clock.getAsLong() + settings.codeTtl().toMillis());
@@ -225,26 +209,6 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
                 shard -> shard.put(code, entry)),
         response -> new IssueResponse(response, code, issue.replyTo()));
     return this;
-  }
-
-  /** 128 bits of randomness and this node's unique id, URL-safe Base64 without padding (32 characters). */
-  private String newCode() {
-    byte[] random = new byte[RANDOM_BYTES];
-    this.random.nextBytes(random);
-    ByteBuffer code = ByteBuffer.allocate(CODE_BYTES).put(random).putLong(selfUid);
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(code.array());
-  }
-
-  /** The unique id of the node that minted {@code code}, or empty when it is not a code of this form. */
-  static OptionalLong issuerOf(String code) {
-    if (code.length() != CODE_LENGTH) {
-      return OptionalLong.empty();
-    }
-    try {
-      return OptionalLong.of(ByteBuffer.wrap(Base64.getUrlDecoder().decode(code)).getLong(RANDOM_BYTES));
-    } catch (IllegalArgumentException notBase64) {
-      return OptionalLong.empty();
-    }
   }
 
   private Behavior<Command> onIssueResponse(IssueResponse response) {
@@ -277,7 +241,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
       redeem.replyTo().tell(new Rejected(refusal));
     } else if (entry.issuer().equals(getContext().getSelf())) {
       decide(redeem, grant, claim(redeem.code(), grant.codeExpiresAt()));
-    } else if (!answers(entry.issuer())) {
+    } else if (!issuers.answers(entry.issuer())) {
       redeem.replyTo().tell(new Rejected(Reason.ISSUER_GONE));
     } else {
       Ask.<Command, Command, ClaimAnswer>fromActor(
@@ -307,13 +271,13 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
    * issuer, named by the id in the code, claims it from its own replica.
    */
   private void claimUnseen(Redeem redeem) {
-    OptionalLong issuerUid = issuerOf(redeem.code());
+    OptionalLong issuerUid = CodeFormat.issuerOf(redeem.code());
     if (issuerUid.isEmpty() || issuerUid.getAsLong() == selfUid) {
       // not a code, or one this node minted: its replica would hold it
       redeem.replyTo().tell(new Rejected(Reason.UNKNOWN));
       return;
     }
-    Member issuer = servingMember(member -> member.uniqueAddress().longUid() == issuerUid.getAsLong());
+    ActorRef<Command> issuer = issuers.storeOf(issuerUid.getAsLong());
     if (issuer == null) {
       redeem.replyTo().tell(new Rejected(Reason.ISSUER_GONE));
       return;
@@ -321,20 +285,10 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     metrics.codeLookups.labelValues("issuer").inc();
     Ask.<Command, Command, Redemption>fromActor(
         getContext(),
-        storeAt(issuer.address()),
+        issuer,
         replyTo -> new ClaimUnseen(redeem.code(), redeem.topic(), replyTo),
         settings.replicationTimeout(),
         (answer, failure) -> new ClaimedUnseen(redeem, answer));
-  }
-
-  /** The code store of the node at {@code address}: every node runs it under the same path. */
-  private ActorRef<Command> storeAt(Address address) {
-    if (storesByAddress.size() >= STORES_KEPT && !storesByAddress.containsKey(address)) {
-      storesByAddress.clear();
-    }
-    return storesByAddress.computeIfAbsent(
-        address,
-        a -> ActorRefResolver.get(getContext().getSystem()).resolveActorRef(a + getContext().getSelf().path().toStringWithoutAddress()));
   }
 
   private Behavior<Command> onClaimedUnseen(ClaimedUnseen claimed) {
@@ -365,28 +319,6 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
       claim.replyTo().tell(new Rejected(Reason.USED));
     }
     return this;
-  }
-
-  /**
-   * Whether the issuer can answer: its node is a member, up (or leaving) and reachable. A local
-   * reference other than this store is an earlier incarnation of this node, which cannot answer.
-   */
-  private boolean answers(ActorRef<Command> issuer) {
-    Address address = issuer.path().address();
-    return !address.hasLocalScope() && servingMember(member -> member.address().equals(address)) != null;
-  }
-
-  /** The member {@code which} picks if it is up (or leaving) and reachable, else null. */
-  private Member servingMember(Predicate<Member> which) {
-    CurrentClusterState state = cluster.state();
-    for (Member member : state.getMembers()) {
-      if (which.test(member)) {
-        MemberStatus status = member.status();
-        boolean serving = status == MemberStatus.up() || status == MemberStatus.weaklyUp() || status == MemberStatus.leaving();
-        return serving && !state.getUnreachable().contains(member) ? member : null;
-      }
-    }
-    return null;
   }
 
   /** As the issuer: grants the first claim of a code only. */

@@ -85,7 +85,7 @@ class CodeStoreTest {
   void aCodeIsMintedAndRedeemedOnceWithWhatItGrants() {
     String code = issue("lab/once");
     assertTrue(code.matches("[A-Za-z0-9_-]{32}"), "128 bits and the node's id, URL-safe Base64: " + code);
-    assertEquals(java.util.OptionalLong.of(Cluster.get(kit.system()).selfMember().uniqueAddress().longUid()), CodeStore.issuerOf(code), "the code names its issuer");
+    assertEquals(java.util.OptionalLong.of(Cluster.get(kit.system()).selfMember().uniqueAddress().longUid()), CodeFormat.issuerOf(code), "the code names its issuer");
     assertTrue(!code.equals(issue("lab/once")), "every code is new");
     assertEquals(new CodeStore.Redeemed(grant("lab/once")), redeem(code, "lab/once"), "what the token granted, until the code TTL");
     assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), redeem(code, "lab/once"));
