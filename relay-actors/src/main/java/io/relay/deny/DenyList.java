@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorRefResolver;
@@ -50,10 +51,10 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * DenyListStatus#verdict}): a code request and an admission each check one. Expired entries are
  * swept.
  *
- * <p>Over 300 lines: the writes, the replicated maps' changes, the sweep and the majority reads
- * that make the list read all change the same view and the same readiness, so they are one
- * actor's handlers; what does not touch them is in classes of its own ({@link DenyView}, {@link
- * ShardReads}, {@link Membership}, {@link Confirmations}, {@link DenyCapacity}).
+ * <p>The writes, the replicated maps' changes, the sweep and the majority reads that make the list
+ * read all change the same view and the same readiness, so they are this actor's handlers; the
+ * state they keep is in classes of its own ({@link DenyView}, {@link Places}, {@link ShardReads},
+ * {@link Membership}, {@link Confirmations}, {@link DenyCapacity}).
  */
 public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
@@ -134,13 +135,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   private record StartLoad(int round, int attempt) implements Command {}
 
-  /** A shard's map is full; thrown inside the replicator's update so the check and the write are one step. */
-  private static final class ShardFull extends RuntimeException {
-    ShardFull() {
-      super("deny list shard is full", null, false, false);
-    }
-  }
-
   /** Shards read from a majority at once while loading. */
   private static final int LOAD_WINDOW = 16;
   /** How soon a load starts again when the replicator does not know every Up member yet. */
@@ -169,8 +163,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private final Map<String, Integer> shardOfKey = new HashMap<>();
   private final DenyView view;
   private final Membership membership;
-  /** New bookings whose writes await their majority (with how many writes): they take places already. */
-  private final Map<String, Integer> pendingNew = new HashMap<>();
+  private final Places places;
   private long lastFullWarning = Long.MIN_VALUE;
   private final ShardReads reads;
 
@@ -226,6 +219,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     this.self = DistributedData.get(context.getSystem()).selfUniqueAddress();
     this.keys = IntStream.range(0, capacity.shards()).mapToObj(DenyList::key).toList();
     this.view = new DenyView(capacity.shards());
+    this.places = new Places(capacity, view, self);
     this.reads = new ShardReads(capacity.shards(), LOAD_WINDOW);
     Cluster cluster = Cluster.get(context.getSystem());
     this.membership = new Membership(cluster.selfMember().uniqueAddress());
@@ -295,56 +289,20 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     long now = clockSeconds.getAsLong();
     int shard = capacity.shardOf(set.bookingId());
     boolean grows = !view.contains(shard, set.bookingId());
-    if (grows && (isFull(now) || view.entries(shard) >= capacity.perShard() && view.live(shard, now) >= capacity.perShard())) {
+    if (grows && places.full(shard, now)) {
       refuseFull(set);
       return this;
     }
     if (grows) {
-      pendingNew.merge(set.bookingId(), 1, Integer::sum);
+      places.writing(set.bookingId());
     }
-    BookingState state = new BookingState(set.denied(), set.expiresAt());
-    int perShard = capacity.perShard();
+    UnaryOperator<LWWMap<String, BookingState>> put = places.put(set.bookingId(), new BookingState(set.denied(), set.expiresAt()), now);
     replicator.askUpdate(
         replyTo ->
             new Replicator.Update<>(
-                keys.get(shard),
-                LWWMap.create(),
-                new Replicator.WriteMajority(settings.replicationTimeout()),
-                replyTo,
-                map -> putWithin(map, set.bookingId(), state, perShard, now)),
+                keys.get(shard), LWWMap.create(), new Replicator.WriteMajority(settings.replicationTimeout()), replyTo, put),
         response -> new SetResponse(response, set, shard, grows));
     return this;
-  }
-
-  /** Whether the list holds as many live entries (with new bookings in flight) as it may. */
-  private boolean isFull(long now) {
-    int pending = 0;
-    for (String bookingId : pendingNew.keySet()) {
-      if (!view.contains(capacity.shardOf(bookingId), bookingId)) {
-        pending++; // not yet in the view by a change notification
-      }
-    }
-    return view.entries() + pending >= capacity.total() && view.live(now) + pending >= capacity.total();
-  }
-
-  /**
-   * Puts the entry into the shard's map as the replicator holds it; a new booking first makes room
-   * by dropping expired entries and fails with {@link ShardFull} if there is none.
-   */
-  private LWWMap<String, BookingState> putWithin(
-      LWWMap<String, BookingState> map, String bookingId, BookingState state, int perShard, long now) {
-    LWWMap<String, BookingState> result = map;
-    if (!map.contains(bookingId) && map.size() >= perShard) {
-      for (Map.Entry<String, BookingState> entry : map.getEntries().entrySet()) {
-        if (entry.getValue().expiresAt() <= now) {
-          result = result.remove(self, entry.getKey());
-        }
-      }
-      if (result.size() >= perShard) {
-        throw new ShardFull();
-      }
-    }
-    return result.put(self, bookingId, state);
   }
 
   private void refuseFull(Set set) {
@@ -362,7 +320,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private Behavior<Command> onSetResponse(SetResponse response) {
     Set set = response.request();
     if (response.grows()) {
-      pendingNew.computeIfPresent(set.bookingId(), (id, writes) -> writes == 1 ? null : writes - 1);
+      places.written(set.bookingId());
     }
     if (response.response() instanceof Replicator.UpdateSuccess) {
       long now = clockSeconds.getAsLong();
@@ -374,7 +332,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
         cancels.tell(Topic.publish(new Cancel(set.bookingId())));
       }
       spread(set);
-    } else if (response.response() instanceof Replicator.ModifyFailure<?> failure && failure.cause() instanceof ShardFull) {
+    } else if (response.response() instanceof Replicator.ModifyFailure<?> failure && failure.cause() instanceof Places.ShardFull) {
       refuseFull(set);
     } else {
       set.replyTo().tell(Outcome.UNAVAILABLE);
