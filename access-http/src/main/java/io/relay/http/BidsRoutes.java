@@ -92,7 +92,7 @@ record BidsRoutes(
                   }
                   case UNREAD -> throw unread();
                   case UNAVAILABLE -> {
-                    metrics.unreplicated.labelValues("deny").inc();
+                    metrics.writesFailed.labelValues("deny").inc();
                     yield Json.error(503, "could not replicate the change to a majority of nodes; try again");
                   }
                   case UNCONFIRMED -> {

@@ -84,7 +84,7 @@ record SessionRoutes(
         .thenApply(
             issued -> {
               if (!(issued instanceof CodeStore.Stored stored)) {
-                metrics.unreplicated.labelValues("code").inc();
+                metrics.writesFailed.labelValues("code").inc();
                 return Json.error(503, "could not store the code; try again");
               }
               metrics.codesIssued.inc();

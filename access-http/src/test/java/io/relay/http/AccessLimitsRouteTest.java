@@ -100,7 +100,7 @@ class AccessLimitsRouteTest extends RouteTesting {
         });
   }
 
-  /** A code store that stores every code but the booking unreplicated's (no majority) and never answers for the booking silent. */
+  /** A code store that stores every code but the booking unreplicated's and never answers for the booking silent. */
   private static Behavior<CodeStore.Command> codes() {
     return Behaviors.receiveMessage(
         command -> {
@@ -221,16 +221,16 @@ class AccessLimitsRouteTest extends RouteTesting {
   }
 
   @Test
-  void aCodeOrADenyThatDidNotReachAMajorityIsAnswered503WithRetryAfterAndCounted() {
+  void aCodeNotStoredOrADenyThatDidNotReachAMajorityIsAnswered503WithRetryAfterAndCounted() {
     TestRouteResult code = session("unreplicated");
-    assertError(503, code, "a code that did not reach a majority");
+    assertError(503, code, "a code the store could not store");
     code.assertHeaderExists("Retry-After", "1");
-    assertEquals(1.0, metrics.unreplicated.labelValues("code").get(), "counted");
+    assertEquals(1.0, metrics.writesFailed.labelValues("code").get(), "counted");
     TestRouteResult denied = deny("unreplicated-1", String.valueOf(now() + 600));
     JsonNode error = assertError(503, denied, "a deny that did not reach a majority");
     denied.assertHeaderExists("Retry-After", "1");
     assertTrue(error.path("message").asText().contains("majority"), error.toString());
-    assertEquals(1.0, metrics.unreplicated.labelValues("deny").get(), "counted");
+    assertEquals(1.0, metrics.writesFailed.labelValues("deny").get(), "counted");
   }
 
   @Test

@@ -269,7 +269,7 @@ class ClusterTest {
             "relay_connections", "relay_topics", "relay_bytes_in_total", "relay_bytes_out_total",
             "relay_frames_dropped_total", "relay_holddown_refusals_total", "relay_codes_issued_total",
             "relay_codes_refused_total", "relay_denies_total", "relay_flapping_total", "relay_close_timeouts_total",
-            "relay_request_timeouts_total", "relay_unreplicated_writes_total", "relay_oversized_bodies_total", "relay_pipeline_overflows_total")) {
+            "relay_request_timeouts_total", "relay_writes_failed_total", "relay_oversized_bodies_total", "relay_pipeline_overflows_total")) {
       assertTrue(names.contains("# TYPE " + name.replaceAll("_total$", "")), name + " is exposed");
     }
   }

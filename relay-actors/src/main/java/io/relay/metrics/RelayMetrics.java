@@ -77,10 +77,10 @@ public final class RelayMetrics {
       counter(
           "relay_request_timeouts",
           "Requests answered 503 because what they waited for did not answer in time: the node's actors (relay.ask-timeout), a deny's confirmations, a /status gather");
-  public final Counter unreplicated =
+  public final Counter writesFailed =
       labelled(
-          "relay_unreplicated_writes",
-          "Code requests and denies or allows answered 503 because the write did not reach a majority of nodes within relay.replication-timeout",
+          "relay_writes_failed",
+          "Code requests and denies or allows answered 503 because their write failed: a deny's or an allow's majority write within relay.replication-timeout, a code's write to this node's replica",
           "what",
           "code", "deny");
   public final Counter unreadRefusals =
