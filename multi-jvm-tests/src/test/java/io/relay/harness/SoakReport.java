@@ -13,8 +13,8 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * What a soak ({@link SoakIT}) saw: the churn's frame counts, each node's samples over time, the
- * slope of each resource over the second half of the run, and the classes of live objects that grew
- * in it, as Markdown.
+ * slope of each resource over the second half of the run, the heap's lowest samples quarter by
+ * quarter, and the classes of live objects that grew in the second half, as Markdown.
  */
 final class SoakReport {
   /** One node's resources at one moment, after a full GC. */
@@ -94,6 +94,30 @@ final class SoakReport {
     return slopes;
   }
 
+  /** The length of the four windows whose lowest heap samples {@link #troughs} lists: a quarter of the run. */
+  Duration troughWindow() {
+    return length.dividedBy(4);
+  }
+
+  /**
+   * Per node run, the lowest heap after GC (MiB) in each quarter of the run ({@link #troughWindow},
+   * numbered from 0) that its samples past its warm-up reach; only runs with samples in two
+   * quarters or more.
+   */
+  synchronized Map<String, Map<Integer, Double>> troughs() {
+    double window = troughWindow().toSeconds() / 60.0;
+    double warm = warmUp().toSeconds() / 60.0;
+    Map<String, Map<Integer, Double>> byRun = new LinkedHashMap<>();
+    for (Sample s : samples) {
+      if (s.minute() - s.upSinceMinute() >= warm) {
+        int quarter = Math.min(3, (int) (s.minute() / window)); // the sample at the very end belongs to the last
+        byRun.computeIfAbsent(run(s), k -> new java.util.TreeMap<>()).merge(quarter, s.heapMiB(), Math::min);
+      }
+    }
+    byRun.values().removeIf(lows -> lows.size() < 2);
+    return byRun;
+  }
+
   /** Whether {@code s} is in the second half of the run and its node past its warm-up. */
   private boolean counts(Sample s) {
     return s.minute() >= length.toSeconds() / 120.0 && s.minute() - s.upSinceMinute() >= warmUp().toSeconds() / 60.0;
@@ -157,6 +181,17 @@ final class SoakReport {
         + "of the run, leaving out its first %s after a start.%n%n", spoken(warmUp())));
     md.append("| node | samples | heap after GC MiB/h | RSS MiB/h | descriptors/h | threads/h |\n|---|---|---|---|---|---|\n");
     slopes().forEach((run, s) -> md.append(String.format("| %s | %.0f | %+.2f | %+.2f | %+.1f | %+.1f |%n", run, s[0], s[1], s[2], s[3], s[4])));
+    md.append(String.format("%n## Heap troughs%n%nThe heap after a full GC rises and falls with the sessions alive at the moment; "
+        + "what a leak adds lifts the lowest points. Per node run, the lowest sample in each %s after its warm-up.%n%n", spoken(troughWindow())));
+    md.append("| node | first quarter MiB | second | third | fourth |\n|---|---|---|---|---|\n");
+    troughs().forEach((run, lows) -> {
+      md.append("| ").append(run);
+      for (int quarter = 0; quarter < 4; quarter++) {
+        Double low = lows.get(quarter);
+        md.append(" | ").append(low == null ? "" : String.format("%.1f", low));
+      }
+      md.append(" |\n");
+    });
     md.append(String.format("%n## Live objects that grew in the second half%n%nPer node run, the %d classes whose live bytes "
         + "(`jcmd GC.class_histogram`, after a full GC) grew most between its first sample in the second half and its last. "
         + "A connection's objects come and go with the churn's load at the moment of the sample; what a leak leaves grows at every sample.%n", GROWN));
