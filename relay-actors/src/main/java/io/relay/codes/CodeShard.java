@@ -4,9 +4,11 @@ import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.apache.pekko.cluster.UniqueAddress;
 import org.apache.pekko.cluster.ddata.AbstractDeltaReplicatedData;
 import org.apache.pekko.cluster.ddata.DeltaReplicatedData;
 import org.apache.pekko.cluster.ddata.Key;
+import org.apache.pekko.cluster.ddata.RemovedNodePruning;
 import org.apache.pekko.cluster.ddata.ReplicatedDelta;
 
 /**
@@ -31,9 +33,16 @@ import org.apache.pekko.cluster.ddata.ReplicatedDelta;
  * <p>The shard is its own delta type, as Pekko's GSet is: the delta of an update is the entries it
  * added and the horizon it set. A node whose clock runs ahead prunes codes that early on every
  * node; redemption checks expiry against the redeeming node's clock anyway.
+ *
+ * <p>The shard holds nothing of a node, but it takes part in Pekko's pruning of removed nodes
+ * ({@link RemovedNodePruning}, pruning that changes nothing here): Distributed Data records in each
+ * key's envelope every node incarnation that wrote a delta to it, and removes a removed
+ * incarnation's record only from data that is pruned. Without it, every incarnation that ever
+ * issued codes (a node restarted, upgraded, or crashed) would stay in up to all the shards'
+ * envelopes on every node, and in their full-state gossip, for the cluster's life.
  */
 public final class CodeShard extends AbstractDeltaReplicatedData<CodeShard, CodeShard>
-    implements ReplicatedDelta {
+    implements ReplicatedDelta, RemovedNodePruning {
 
   /** The shard no code has been written to. */
   public static final CodeShard EMPTY = new CodeShard(Map.of(), Long.MIN_VALUE, null);
@@ -146,6 +155,28 @@ public final class CodeShard extends AbstractDeltaReplicatedData<CodeShard, Code
       }
     });
     return Collections.unmodifiableMap(result);
+  }
+
+  /** None that the shard records: it keeps no writer, and Distributed Data knows removed nodes from the membership. */
+  @Override
+  public scala.collection.immutable.Set<UniqueAddress> modifiedByNodes() {
+    return scala.collection.immutable.Set$.MODULE$.empty();
+  }
+
+  /** Every removed node: Distributed Data's record of its deltas to this shard goes only with a pruning. */
+  @Override
+  public boolean needPruningFrom(UniqueAddress removedNode) {
+    return true;
+  }
+
+  @Override
+  public CodeShard prune(UniqueAddress removedNode, UniqueAddress collapseInto) {
+    return this;
+  }
+
+  @Override
+  public CodeShard pruningCleanup(UniqueAddress removedNode) {
+    return this;
   }
 
   @Override

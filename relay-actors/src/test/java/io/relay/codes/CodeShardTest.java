@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.cluster.UniqueAddress;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,6 +35,17 @@ class CodeShardTest {
     assertNotNull(merged.get("c1"));
     assertNotNull(merged.get("c0"));
     assertTrue(merged.deltaData().isEmpty(), "a merge makes no new delta");
+  }
+
+  @Test
+  void aShardTakesPartInThePruningOfEveryRemovedNodeAndIsLeftAsItWas() {
+    UniqueAddress removed = new UniqueAddress(new Address("pekko", "relay", "10.0.0.9", 25520), 7L);
+    UniqueAddress collapseInto = new UniqueAddress(new Address("pekko", "relay", "10.0.0.1", 25520), 1L);
+    CodeShard shard = CodeShard.EMPTY.put("c1", expiringAt(100)).resetDelta();
+    assertTrue(shard.needPruningFrom(removed), "so that Distributed Data drops its record of the node's deltas to the shard");
+    assertEquals(shard, shard.prune(removed, collapseInto), "the shard holds nothing of a node");
+    assertEquals(shard, shard.pruningCleanup(removed));
+    assertTrue(shard.modifiedByNodes().isEmpty(), "removed nodes are known from the membership");
   }
 
   @Test
