@@ -13,7 +13,7 @@ import io.relay.ws.WsFrames.Frame;
  *
  * <p>A topic that does not relay ({@link SpecialTopics}: the stats topic) has a room of its own
  * kind that does something else with each message. Public for those rooms and for the JMH
- * benchmarks of the per-frame path (relay-actors' tests, package {@code io.relay.jmh}).
+ * benchmarks of the per-frame path (relay-bench, package {@code io.relay.jmh}).
  */
 public class Room {
   private static final Connection[] NONE = new Connection[0];

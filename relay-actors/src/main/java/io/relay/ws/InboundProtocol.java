@@ -307,7 +307,7 @@ public final class InboundProtocol implements FrameReader.Handler {
       // the whole message in this read (the usual case): an array of its size
       message = new byte[length];
     } else if (!reserve(size + (int) Math.min(frameLength - frameOffset, Math.max(length, AHEAD)))) {
-      // room for the rest of the frame, but never more than 64 KiB ahead of what arrived
+      // room for what arrived and the rest of its frame, asking for at most 64 KiB more than arrived
       return false;
     }
     bytes.getBytes(start, message, size, length);
