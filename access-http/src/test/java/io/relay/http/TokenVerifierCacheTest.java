@@ -56,7 +56,7 @@ class TokenVerifierCacheTest {
   }
 
   @Test
-  void fromItsExpiryOnATokenIsVerifiedInFullAndRefusedAfterTheLeeway() {
+  void fromItsExpiryATokenIsVerifiedInFullAndOnePastTheLeewayIsRefused() {
     // the JWT library's clock is the real one, so the token's exp is set relative to it
     long realNow = Instant.now().getEpochSecond();
     TokenVerifier verifier = verifier(100);

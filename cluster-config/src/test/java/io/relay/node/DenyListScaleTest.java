@@ -240,15 +240,17 @@ class DenyListScaleTest {
 
   /** The relay's answer to an upgrade with {@code code}: its status, or what kept it from answering. */
   private static String upgradeStatus(TestNode node, String code) {
+    String response;
     try (RawWebSocket socket = RawWebSocket.connect(node.relay("/session/" + TOPIC + "?code=" + code).toString())) {
-      String status = socket.response.split(" ", 3)[1];
-      if (status.equals("503")) {
-        assertTrue(socket.response.contains("Retry-After: 1"), "a 503 says when to retry: " + socket.response);
-      }
-      return status;
+      response = socket.response;
     } catch (IOException | AssertionError notListening) {
       return "no answer";
     }
+    String status = response.split(" ", 3)[1];
+    if (status.equals("503")) {
+      assertTrue(response.contains("Retry-After: 1"), "a 503 says when to retry: " + response);
+    }
+    return status;
   }
 
   private int listed(TestNode node) {

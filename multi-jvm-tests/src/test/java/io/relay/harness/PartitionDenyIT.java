@@ -128,9 +128,9 @@ class PartitionDenyIT {
           () -> majority.stream().allMatch(n -> n.unreachable().contains(island.address())) && !island.isReady());
       long seenMs = since(event);
       Timed onceSeen = timed(() -> direct.bids(denier, "deny", DENIED_ONCE_SEEN));
-      assertEquals(204, onceSeen.answer().statusCode(), "a deny does not wait for a member it finds unreachable: " + onceSeen.answer().body());
-      assertTrue(onceSeen.millis() < REPLICATION_TIMEOUT.toMillis(),
-          "the deny was answered without waiting for the island: " + onceSeen.millis() + " ms");
+      // a deny that waited for the island would answer 503 after the replication timeout, as the one at the cut did
+      assertEquals(204, onceSeen.answer().statusCode(),
+          "a deny does not wait for a member it finds unreachable (" + onceSeen.millis() + " ms): " + onceSeen.answer().body());
       long closedOnMajority =
           Await.until("the denied bookings' connections at the majority close with 4003", WAIT,
               () -> majority.stream().flatMap(n -> deniedAt.get(n).stream()).allMatch(p -> p.closesWith(4003) == 1 && p.isStopped()));

@@ -79,6 +79,7 @@ class StrictDenyIT {
       List<NodeProcess> others = cluster.running().subList(1, 3);
       int codesBeforeDeny = 0;
       int admittedBeforeDeny = 0;
+      int upgradesAfterDeny = 0;
       long slowestDeny = 0;
       for (int round = 0; round < ROUNDS; round++) {
         String booking = "race-" + round;
@@ -133,6 +134,7 @@ class StrictDenyIT {
           }
           if (attempt.what().equals("upgrade") && afterDeny) {
             assertTrue(attempt.status() != 101, "round " + round + ": an upgrade sent to " + attempt.node() + " after the deny's 204 was admitted");
+            upgradesAfterDeny++;
           }
           if (attempt.sentAt() < denied && attempt.what().equals("code") && attempt.status() == 200) {
             codesBeforeDeny++;
@@ -153,9 +155,12 @@ class StrictDenyIT {
         assertTrue(codesAfterDeny > 0, "round " + round + ": the racers asked for codes between the deny and the allow");
       }
       assertTrue(codesBeforeDeny > 0 && admittedBeforeDeny > 0, "the racers got codes and connections before the denies");
+      // codes issued before a deny and redeemed after its 204: the race the deny must win
+      assertTrue(upgradesAfterDeny > 0, "in no round did a racer send an upgrade between a deny's 204 and its allow");
       scenario.put("rounds", ROUNDS);
       scenario.put("codes_before_deny", codesBeforeDeny);
       scenario.put("admitted_before_deny", admittedBeforeDeny);
+      scenario.put("upgrades_after_deny", upgradesAfterDeny);
       scenario.put("slowest_deny_ms", slowestDeny);
 
       NodeProcess stopped = others.get(1);

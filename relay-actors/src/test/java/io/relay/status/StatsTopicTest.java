@@ -90,7 +90,7 @@ class StatsTopicTest {
   }
 
   @Test
-  void otherTopicsRelay() throws Exception {
+  void anOrdinaryTopicGetsNoSpecialRoom() throws Exception {
     assertNull(room(stats("1h"), "lab/a"), "an ordinary topic gets no special room");
   }
 

@@ -68,8 +68,9 @@ class BenchSmokeTest extends OnASmokeNode {
   void aShortLadderReportsWhatTheNodeCountedInEachStepAndPastTheLast() throws Exception {
     JsonNode r =
         node.bench(
-            "W4", "--topics", "3", "--rates", "10,20", "--step-seconds", "1", "--warmup", "1", "--metrics", node.metricsUrl());
-    assertEquals(20.0, r.get("highestPassingRate").asDouble(), "both steps pass at these rates: " + r);
+            "W4", "--topics", "3", "--rates", "10,20", "--step-seconds", "1", "--warmup", "1", "--metrics", node.metricsUrl(),
+            "--p99-limit-ms", "60000"); // delivery decides a step here, not a latency on a shared machine
+    assertEquals(20.0, r.get("highestPassingRate").asDouble(), "both steps deliver at these rates: " + r);
     JsonNode over = r.get("overload");
     assertEquals(40.0, over.get("rate").asDouble(), "the step past the ladder runs at twice its highest passing rate: " + over);
     assertEquals(over.get("connections").asLong(), over.get("openConnections").asLong(), "every connection open: " + over);

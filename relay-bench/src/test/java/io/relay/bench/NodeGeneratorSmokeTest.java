@@ -59,8 +59,9 @@ class NodeGeneratorSmokeTest extends OnASmokeNode {
 
   @Test
   void aShortLadderPassesBothSteps() throws Exception {
-    JsonNode r = run("W4", "--topics", "3", "--rates", "10,20", "--step-seconds", "1", "--warmup", "1");
-    assertEquals(20.0, r.get("highestPassingRate").asDouble(), "both steps pass at these rates: " + r);
+    // delivery decides a step here, not a latency on a shared machine
+    JsonNode r = run("W4", "--topics", "3", "--rates", "10,20", "--step-seconds", "1", "--warmup", "1", "--p99-limit-ms", "60000");
+    assertEquals(20.0, r.get("highestPassingRate").asDouble(), "both steps deliver at these rates: " + r);
     assertEquals(2, r.get("steps").size(), "one result per step: " + r);
     assertEquals(0, r.get("lostTotal").asLong(), "lost frames: " + r);
   }
