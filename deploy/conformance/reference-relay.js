@@ -9,8 +9,8 @@
 //     fragmented messages, so a message goes out as one frame.
 //   * A participant that leaves (close or error) is only removed from its topic; the others
 //     stay connected. Pings are answered by ws itself (autoPong) and are not relayed.
-//   * ws options: perMessageDeflate false, maxPayload 64 MiB, and -- as echo-server.js does --
-//     maxFragments 0 and maxBufferedChunks 0 (ws >= 8.18 defaults to 16384 / 262144 and then
+//   * ws options: perMessageDeflate false, maxPayload 64 MiB, maxFragments 0 and
+//     maxBufferedChunks 0 (ws >= 8.18 defaults to 16384 / 262144 and then
 //     closes 9.3.1, 9.3.2, 9.4.1 and 9.4.2 with 1008). REF_WS_DEFAULTS=1 keeps those two
 //     defaults. Everything else is ws's default (UTF-8 validation on, closeTimeout 30 s,
 //     autoPong, maxPendingAutoPongs 60, ...).

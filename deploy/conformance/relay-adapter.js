@@ -23,7 +23,7 @@
 // connects to  ws://<relay host>:<relay port>/session/<topic>  and the request line becomes
 // GET /session/<topic> HTTP/1.1 ; everything else (waiting for the echo participant to be
 // open, the raw TCP proxy, the close handling) is the same. --access/--audience/--secret
-// are ignored there. The default mode (codes) is unchanged.
+// are ignored there. In the default mode the adapter fetches codes as above.
 //
 // Options (flags or environment):
 //   --port      ADAPTER_PORT     9002

@@ -19,6 +19,7 @@ import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Option;
 
@@ -78,7 +79,7 @@ final class TokenCommand implements Callable<Integer> {
 
   @Option(
       names = "--secret-file",
-      description = "A file holding the HS256 key, when --secret is not given (default: RELAY_SECRET_FILE).")
+      description = "A file holding the HS256 key: given here, it wins over RELAY_TOKEN_SECRET and RELAY_SECRET; --secret wins over it (default: RELAY_SECRET_FILE).")
   Path secretFile;
 
   @Option(
@@ -103,6 +104,10 @@ final class TokenCommand implements Callable<Integer> {
       return RelayCli.BAD_CONFIGURATION;
     }
     String key = secret == null ? "" : secret;
+    ParseResult given = spec.commandLine().getParseResult();
+    if (given.hasMatchedOption("--secret-file") && !given.hasMatchedOption("--secret")) {
+      key = ""; // a file named on the command line wins over the secret variables
+    }
     if (key.isEmpty() && secretFile != null) {
       try {
         key = Files.readString(secretFile, StandardCharsets.UTF_8).strip();

@@ -10,10 +10,13 @@ import com.auth0.jwt.algorithms.Algorithm;
 import com.auth0.jwt.interfaces.DecodedJWT;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
@@ -122,6 +125,15 @@ class TokenEnvironmentTest {
     assertEquals("b2", token.getClaim("booking_id").asString());
     assertEquals(90, token.getExpiresAtAsInstant().getEpochSecond() - token.getIssuedAtAsInstant().getEpochSecond());
     assertEquals(List.of("https://relay-access.example.io"), token.getAudience(), "the variable where no option is given");
+  }
+
+  @Test
+  void aSecretFileOnTheCommandLineWinsOverTheSecretVariables(@TempDir Path dir) throws Exception {
+    Path file = Files.writeString(dir.resolve("secret"), "file-secret\n");
+    Map<String, String> variables = Map.of("RELAY_TOKEN_SECRET", "practable-secret", "RELAY_SECRET", "node-secret", "RELAY_TOKEN_TOPIC", "t");
+    verified(token(variables, "--secret-file", file.toString()).token(), "file-secret");
+    verified(token(variables, "--secret-file", file.toString(), "--secret", "flag-secret").token(), "flag-secret");
+    verified(token(Map.of("RELAY_SECRET", "node-secret", "RELAY_SECRET_FILE", file.toString())).token(), "node-secret");
   }
 
   @Test

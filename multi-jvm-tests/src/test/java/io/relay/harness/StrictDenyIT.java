@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * booking and redeem each at once, while the deny is taken at the first node, and then the allow.
  * Nothing sent after the deny's 204 gets a code or is admitted, every connection admitted before it
  * closes with 4003, and every code request sent after the allow's 204 gets a code. Then a node is
- * stopped (SIGSTOP) until the others find it unreachable: a deny is answered without waiting for
+ * stopped (SIGSTOP) until the node taking the deny finds it unreachable: a deny is answered without waiting for
  * it, and once it runs again it refuses the booking too.
  */
 class StrictDenyIT {
