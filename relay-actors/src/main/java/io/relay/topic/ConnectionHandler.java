@@ -93,10 +93,23 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     connection.attached();
     long ping = settings.pingInterval().toNanos();
     pingTimer = ctx.executor().scheduleWithFixedDelay(this::onPingTimer, ping, ping, TimeUnit.NANOSECONDS);
-    connection.outbound().attach(() -> ctx.executor().execute(drainTask));
+    boolean member = connection.outbound().attach(() -> ctx.executor().execute(drainTask));
     if (!channel.isActive()) {
       end();
+    } else if (!member) {
+      droppedByTopic();
     }
+  }
+
+  /**
+   * The topic dropped this connection before it attached (its upgrade took longer than
+   * {@code relay.attach-timeout}), or as it did: it is no member, so it neither relays nor
+   * receives; it ends at once, before anything it sent is read, and the client reconnects.
+   */
+  private void droppedByTopic() {
+    endReason = "dropped by its topic: the upgrade took longer than the attach timeout";
+    end();
+    cutOff();
   }
 
   @Override
@@ -147,7 +160,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     ByteBuf bytes = (ByteBuf) msg;
     lastInNanos = clock.nanoTime();
     try {
-      if (!inbound.hasEnded()) {
+      if (!ended && !inbound.hasEnded()) {
         inbound.read(bytes);
       }
     } finally {
@@ -250,6 +263,10 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
   /** Writes what the outbound queue holds while the channel is writable; then flushes. */
   private void drain() {
     if (outputEnded || ended) {
+      return;
+    }
+    if (connection.outbound().isDisposed()) {
+      droppedByTopic();
       return;
     }
     if (!flushTimerStarted() && connection.outbound().isClosing()) {

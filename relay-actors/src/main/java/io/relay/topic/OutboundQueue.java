@@ -29,6 +29,8 @@ public final class OutboundQueue {
   private Frame closeFrame;
   private boolean flushFirst;
   private boolean closed;
+  /** The connection was dropped by its topic, or ended: nothing is queued or sent any more. */
+  private boolean disposed;
   private boolean waiting;
   private Runnable wakeup;
 
@@ -115,11 +117,28 @@ public final class OutboundQueue {
     return count;
   }
 
-  /** The connection ended: what is queued is released, and later offers are refused. */
-  public synchronized void dispose() {
-    closed = true;
-    closeFrame = null;
-    clear();
+  /**
+   * The connection ended, or its topic dropped it: what is queued is released, later offers are
+   * refused, and an attached drain side is woken to find it so ({@link #isDisposed}).
+   */
+  public void dispose() {
+    Runnable toWake;
+    synchronized (this) {
+      disposed = true;
+      closed = true;
+      closeFrame = null;
+      clear();
+      waiting = false;
+      toWake = wakeup;
+    }
+    if (toWake != null) {
+      toWake.run();
+    }
+  }
+
+  /** Whether the connection ended or its topic dropped it ({@link #dispose}). */
+  public synchronized boolean isDisposed() {
+    return disposed;
   }
 
   /** Bytes of the frames waiting to be sent. */
@@ -160,11 +179,17 @@ public final class OutboundQueue {
 
   /**
    * Registers the drain side's wake-up; runs it at once if something is already queued, and
-   * otherwise when the first frame or close arrives.
+   * otherwise when the first frame or close arrives, or the queue is disposed.
+   *
+   * @return false, registering nothing, if the queue was disposed first: its topic dropped the
+   *     connection before the drain side attached
    */
-  public void attach(Runnable wakeup) {
+  public boolean attach(Runnable wakeup) {
     Runnable toWake;
     synchronized (this) {
+      if (disposed) {
+        return false;
+      }
       this.wakeup = wakeup;
       this.waiting = true;
       toWake = (closeFrame != null || !frames.isEmpty()) ? takeWakeup() : null;
@@ -172,6 +197,7 @@ public final class OutboundQueue {
     if (toWake != null) {
       toWake.run();
     }
+    return true;
   }
 
   /** Whether a close was requested (and perhaps already sent). */

@@ -94,6 +94,38 @@ class ConnectionHandlerTest {
   }
 
   @Test
+  void aConnectionItsTopicDroppedBeforeItAttachedEndsAtOnceAndRelaysNothing() {
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel readerChannel = channel(reader);
+    room.setReaders(new Connection[] {reader});
+    // its upgrade outlasted relay.attach-timeout: the topic forgot it, disposing its queue
+    Connection late = TestConnections.connection("t", "late", "read", "write");
+    late.joined(room, null);
+    late.outbound().dispose();
+    ConnectionHandler handler = new ConnectionHandler(late, settings, metrics, budget);
+    EmbeddedChannel lateChannel = new EmbeddedChannel(handler);
+    assertFalse(lateChannel.isActive(), "the connection ended");
+    // what the client sent with its upgrade request, which the upgrade hands on right after adding
+    // the handler, before the closed channel leaves the pipeline (at once on an embedded channel)
+    ByteBuf early = Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.BINARY, true, payload(100, 5)).bytes());
+    handler.channelRead(null, early);
+    assertEquals(0, early.refCnt(), "let go of, unread");
+    readerChannel.runPendingTasks();
+    assertNull(readerChannel.readOutbound(), "nothing it sent reached the topic's reader");
+    assertEquals(0, budget.used(), "nothing held");
+  }
+
+  @Test
+  void aConnectionItsTopicDropsAsItAttachesEndsOnItsLoop() {
+    Connection late = TestConnections.connection("t", "late", "read", "write");
+    EmbeddedChannel lateChannel = channel(late);
+    assertTrue(lateChannel.isActive());
+    late.outbound().dispose(); // the topic's attach deadline, racing the attach
+    lateChannel.runPendingTasks();
+    assertFalse(lateChannel.isActive(), "the connection ended once its loop found it dropped");
+  }
+
+  @Test
   void aMessageCutAcrossThreePooledReadsReachesTheReaderAsOneServerFrame() {
     EmbeddedChannel[] channels = writerAndReader();
     EmbeddedChannel writerChannel = channels[0];

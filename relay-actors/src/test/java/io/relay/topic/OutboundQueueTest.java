@@ -1,8 +1,10 @@
 package io.relay.topic;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
@@ -96,6 +98,24 @@ class OutboundQueueTest {
     queue.offer(frame(1));
     queue.close(WsFrames.close(CloseCodes.GOING_AWAY, "draining"), true);
     assertEquals(2, wakeups.get(), "woken for the close even though frames were already pending");
+  }
+
+  @Test
+  void aQueueDisposedBeforeTheDrainSideAttachesRefusesItAndOneDisposedAfterWakesIt() {
+    OutboundQueue dropped = new OutboundQueue(10, 1 << 20);
+    AtomicInteger wakeups = new AtomicInteger();
+    dropped.dispose();
+    assertFalse(dropped.attach(wakeups::incrementAndGet), "a queue its topic disposed takes no drain side");
+    dropped.offer(frame(1));
+    assertEquals(0, wakeups.get());
+    assertNull(dropped.poll(), "and queues nothing");
+
+    OutboundQueue attached = new OutboundQueue(10, 1 << 20);
+    assertTrue(attached.attach(wakeups::incrementAndGet));
+    assertFalse(attached.isDisposed());
+    attached.dispose();
+    assertEquals(1, wakeups.get(), "the drain side is woken to find the queue disposed");
+    assertTrue(attached.isDisposed());
   }
 
   @Test
