@@ -270,6 +270,9 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       return;
     }
     if (!flushTimerStarted() && connection.outbound().isClosing()) {
+      // the server closes the connection (a deny, an expiry, a drain, a move): nothing it sends
+      // from now on is relayed, even while a full channel keeps the close frame waiting
+      inbound.discardMessages();
       // a graceful close: what is queued has the close timeout to go out
       flushTimer = ctx.executor().schedule(this::onFlushTimeout, settings.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
     }

@@ -182,6 +182,24 @@ class ConnectionHandlerTest {
   }
 
   @Test
+  void aWriterTheServerClosesRelaysNothingMoreWhileItsFullChannelKeepsTheCloseWaiting() {
+    Connection writer = TestConnections.connection("t", "w", "read", "write");
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel writerChannel = channel(writer);
+    EmbeddedChannel readerChannel = channel(reader);
+    room.setReaders(new Connection[] {writer, reader});
+    // a client that sends but does not read: its channel takes nothing more, the close included
+    writerChannel.unsafe().outboundBuffer().setUserDefinedWritability(1, false);
+    writer.close(CloseCodes.BOOKING_DENIED, "booking denied");
+    writerChannel.runPendingTasks();
+    assertNull(writerChannel.readOutbound(), "the close waits for room in the channel");
+    writerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.BINARY, true, payload(100, 6)).bytes()));
+    readerChannel.runPendingTasks();
+    assertNull(readerChannel.readOutbound(), "nothing the denied writer sent after its close was relayed");
+    assertEquals(0, budget.used(), "nothing held for it");
+  }
+
+  @Test
   void aClientThatDoesNotAnswerTheServersCloseIsResetAtTheCloseTimeoutAndCounted() {
     EmbeddedChannel channel = closedByTheServer();
     channel.advanceTimeBy(settings.closeTimeout().toNanos() / 2, TimeUnit.NANOSECONDS);
