@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.websocket.api.Callback;
 import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.client.WebSocketClient;
@@ -90,6 +91,9 @@ public final class Churn implements Callable<Integer> {
 
   @Option(names = "--max-bytes", defaultValue = "16384", description = "Largest frame (default: ${DEFAULT-VALUE}).")
   int maxBytes;
+
+  @Option(names = "--tls-ca", description = "PEM certificate to trust for an https access API and its wss codes (the node's own, self-signed).")
+  Path tlsCa;
 
   @Option(names = "--min-life-ms", defaultValue = "200", description = "Shortest life of a reader's connection (default: ${DEFAULT-VALUE}).")
   int minLifeMs;
@@ -174,9 +178,18 @@ public final class Churn implements Callable<Integer> {
     if (minBytes < ChurnFrames.HEAD || maxBytes < minBytes) {
       throw new IllegalArgumentException("frames are at least " + ChurnFrames.HEAD + " bytes, and --max-bytes at least --min-bytes");
     }
-    relay = new Endpoints.Relay(access, node.secret(), node.audience, null);
+    Tls tls = tlsCa == null ? null : Tls.trusting(tlsCa, Tls.DEFAULT_SUITE);
+    relay = new Endpoints.Relay(access, node.secret(), node.audience, tls);
     client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-    sockets = new WebSocketClient();
+    if (tls == null) {
+      sockets = new WebSocketClient();
+    } else {
+      SslContextFactory.Client trusting = new SslContextFactory.Client();
+      trusting.setSslContext(tls.context());
+      org.eclipse.jetty.client.HttpClient http = new org.eclipse.jetty.client.HttpClient();
+      http.setSslContextFactory(trusting);
+      sockets = new WebSocketClient(http);
+    }
     sockets.setMaxBinaryMessageSize(maxBytes);
     sockets.start();
     timers = Executors.newScheduledThreadPool(2);
