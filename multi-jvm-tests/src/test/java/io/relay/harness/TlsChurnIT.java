@@ -23,7 +23,7 @@ import picocli.CommandLine;
  * must count no fault in its accounting of relayed buffers.
  */
 class TlsChurnIT {
-  private static final String SECONDS = "45";
+  private static final String SECONDS = "30";
 
   private final HarnessConfig config = HarnessConfig.fromSystemProperties();
   @TempDir Path dir;
