@@ -115,7 +115,7 @@ class StrictDenyIT {
         assertEquals(204, deny.statusCode(), "round " + round + ": the deny is answered: " + deny.body());
         slowestDeny = Math.max(slowestDeny, (denied - denyStarted) / 1_000_000);
         for (NodeProcess node : others) {
-          int status = upgrade(node, topics.get(node), held.get(node), attempts, admitted);
+          int status = upgrade("held upgrade", node, topics.get(node), held.get(node), attempts, admitted);
           assertEquals(403, status, "round " + round + ": a code issued at " + node.name + " before the deny, redeemed after its 204");
         }
         Await.until(
@@ -220,19 +220,19 @@ class StrictDenyIT {
       if (response.statusCode() != 200) {
         continue;
       }
-      upgrade(node, topic, DirectRequests.codeOf(response), attempts, admitted);
+      upgrade("upgrade", node, topic, DirectRequests.codeOf(response), attempts, admitted);
     }
   }
 
-  /** Upgrades with {@code code} at {@code node}, recording the attempt (and the connection, if admitted); returns its status. */
-  private int upgrade(NodeProcess node, String topic, String code, ConcurrentLinkedQueue<Attempt> attempts, ConcurrentLinkedQueue<Admitted> admitted) {
+  /** Upgrades with {@code code} at {@code node}, recording the attempt as {@code what} (and the connection, if admitted); returns its status. */
+  private int upgrade(String what, NodeProcess node, String topic, String code, ConcurrentLinkedQueue<Attempt> attempts, ConcurrentLinkedQueue<Admitted> admitted) {
     Admitted connection = new Admitted(System.nanoTime());
     try {
       connection.socket =
           http.newWebSocketBuilder()
               .buildAsync(URI.create("ws://127.0.0.1:" + node.relayPort + "/session/" + topic + "?code=" + code), connection)
               .get(ANSWER.toSeconds(), TimeUnit.SECONDS);
-      attempts.add(new Attempt("upgrade", node.name, connection.sentAt, System.nanoTime(), 101));
+      attempts.add(new Attempt(what, node.name, connection.sentAt, System.nanoTime(), 101));
       admitted.add(connection);
       return 101;
     } catch (ExecutionException e) {
@@ -240,7 +240,7 @@ class StrictDenyIT {
         throw new AssertionError("the upgrade at " + node.name + " failed", e);
       }
       int status = refused.getResponse().statusCode();
-      attempts.add(new Attempt("upgrade", node.name, connection.sentAt, System.nanoTime(), status));
+      attempts.add(new Attempt(what, node.name, connection.sentAt, System.nanoTime(), status));
       return status;
     } catch (Exception e) {
       throw new AssertionError("the upgrade at " + node.name + " did not complete", e);

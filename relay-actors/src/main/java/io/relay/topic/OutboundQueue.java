@@ -124,12 +124,16 @@ public final class OutboundQueue {
   public void dispose() {
     Runnable toWake;
     synchronized (this) {
+      if (disposed) {
+        return; // the handler's end and its topic both dispose: the later one has nothing to do
+      }
       disposed = true;
       closed = true;
       closeFrame = null;
       clear();
       waiting = false;
       toWake = wakeup;
+      wakeup = null;
     }
     if (toWake != null) {
       toWake.run();
