@@ -33,11 +33,14 @@ class DescriptorExhaustionIT {
 
   @AfterEach
   void stop() throws Exception {
-    for (Socket socket : idle) {
-      socket.close();
-    }
-    if (node != null) {
-      node.close();
+    try {
+      for (Socket socket : idle) {
+        socket.close();
+      }
+    } finally {
+      if (node != null) {
+        node.close();
+      }
     }
   }
 

@@ -61,11 +61,14 @@ class MemoryAttackIT {
   @AfterEach
   void stop() throws Exception {
     threads.shutdownNow();
-    for (RawWebSocket socket : sockets) {
-      socket.close();
-    }
-    if (node != null) {
-      node.close();
+    try {
+      for (RawWebSocket socket : sockets) {
+        socket.close();
+      }
+    } finally {
+      if (node != null) {
+        node.close();
+      }
     }
   }
 

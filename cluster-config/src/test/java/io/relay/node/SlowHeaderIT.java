@@ -60,11 +60,14 @@ class SlowHeaderIT {
   @AfterEach
   void stop() throws Exception {
     threads.shutdownNow();
-    for (SlowClient client : clients) {
-      client.channel.close();
-    }
-    if (node != null) {
-      node.close();
+    try {
+      for (SlowClient client : clients) {
+        client.channel.close();
+      }
+    } finally {
+      if (node != null) {
+        node.close();
+      }
     }
   }
 

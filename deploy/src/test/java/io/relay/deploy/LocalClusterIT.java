@@ -17,8 +17,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,7 +37,8 @@ class LocalClusterIT {
   private final Path work = Path.of(System.getProperty("relay.harness.work", "deploy/target/it")).toAbsolutePath();
   private final Path state = work.resolve("local-state-" + System.nanoTime());
   private final int base = freeBase();
-  private final Set<Long> pids = new TreeSet<>();
+  /** The processes the script started, as handles: a handle never signals a later process given the same pid. */
+  private final Map<Long, ProcessHandle> started = new TreeMap<>();
   private int commands;
 
   @Test
@@ -84,21 +85,20 @@ class LocalClusterIT {
 
       String down = run("down");
       assertTrue(down.contains("stopped"), redact(down));
-      for (long pid : pids) {
-        assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "pid " + pid + " is still running after down");
+      for (ProcessHandle process : started.values()) {
+        assertFalse(process.isAlive(), "pid " + process.pid() + " is still running after down");
       }
     } finally {
       if (socket != null) {
         socket.abort();
       }
+      recordPids(); // what runs now, if the test failed before it recorded them
       try {
         run("down");
       } catch (AssertionError e) {
         // already reported by the test body; the kill below is what matters now
       }
-      for (long pid : pids) {
-        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-      }
+      started.values().forEach(ProcessHandle::destroyForcibly);
     }
   }
 
@@ -132,9 +132,13 @@ class LocalClusterIT {
   }
 
   private void recordPids() throws IOException {
+    if (!Files.isDirectory(state)) {
+      return;
+    }
     try (var files = Files.list(state)) {
       for (Path file : files.filter(f -> f.toString().endsWith(".pid")).toList()) {
-        pids.add(Long.parseLong(Files.readString(file).trim()));
+        long pid = Long.parseLong(Files.readString(file).trim());
+        ProcessHandle.of(pid).ifPresent(process -> started.putIfAbsent(pid, process));
       }
     }
   }
@@ -144,7 +148,7 @@ class LocalClusterIT {
    * own under the kernel's autogroup scheduling, out of reach of the shell's signals.
    */
   private void assertEachLeadsItsSession() throws IOException {
-    for (long pid : pids) {
+    for (long pid : started.keySet()) {
       String stat = Files.readString(Path.of("/proc", String.valueOf(pid), "stat"));
       // after "pid (comm) ": state, parent, process group, session
       String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -16,6 +17,9 @@ import java.util.concurrent.TimeUnit;
  * @param log where its output goes
  */
 public record ManagedProcess(String name, Process process, Path log) implements AutoCloseable {
+  /** The shutdown hook of each process still running, removed once it is closed. */
+  private static final Map<Process, Thread> HOOKS = new ConcurrentHashMap<>();
+
   private static final int START_FAILURE_LINES = 25;
 
   /**
@@ -34,7 +38,9 @@ public record ManagedProcess(String name, Process process, Path log) implements 
     try {
       Process process = builder.start();
       // even if the test JVM is stopped before close(), nothing it started outlives it
-      Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "kill-" + name + "-" + process.pid()));
+      Thread hook = new Thread(() -> kill(process), "kill-" + name + "-" + process.pid());
+      Runtime.getRuntime().addShutdownHook(hook);
+      HOOKS.put(process, hook);
       return new ManagedProcess(name, process, log);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start " + name + " (" + command.get(0) + ")", e);
@@ -111,15 +117,30 @@ public record ManagedProcess(String name, Process process, Path log) implements 
   /** Kills the process (and what it started) if it still runs. */
   @Override
   public void close() {
-    process.descendants().forEach(ProcessHandle::destroyForcibly);
-    if (process.isAlive()) {
-      process.destroyForcibly();
+    kill(process);
+    try {
+      process.waitFor(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    Thread hook = HOOKS.remove(process);
+    if (hook != null) {
       try {
-        process.waitFor(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException shuttingDown) {
+        // the hook runs anyway, and finds nothing left to kill
       }
     }
+  }
+
+  /**
+   * Kills the process, then every process it had started: the parent first, so that a master
+   * (nginx's) cannot start a worker again after its workers were killed.
+   */
+  private static void kill(Process process) {
+    List<ProcessHandle> started = process.descendants().toList();
+    process.destroyForcibly();
+    started.forEach(ProcessHandle::destroyForcibly);
   }
 
   @Override

@@ -4,9 +4,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -66,14 +65,14 @@ public final class PodNetwork implements AutoCloseable {
       return Optional.of("network namespaces need root (running as " + user + ")");
     }
     for (String tool : List.of("ip", "nft")) {
-      if (run(List.of("sh", "-c", "command -v " + tool), false).exit != 0) {
+      if (run(List.of("sh", "-c", "command -v " + tool), false).exit() != 0) {
         return Optional.of("no '" + tool + "' command (apt-get install iproute2 nftables)");
       }
     }
     String probe = PREFIX + Long.toString(ProcessHandle.current().pid(), 36) + "-probe";
-    Result made = run(List.of("ip", "netns", "add", probe), false);
-    if (made.exit != 0) {
-      return Optional.of("ip netns add failed: " + made.output.strip());
+    Command made = run(List.of("ip", "netns", "add", probe), false);
+    if (made.exit() != 0) {
+      return Optional.of("ip netns add failed: " + made.output().strip());
     }
     run(List.of("ip", "netns", "del", probe), false);
     return Optional.empty();
@@ -85,7 +84,7 @@ public final class PodNetwork implements AutoCloseable {
     try (FileChannel lockFile = FileChannel.open(ALLOCATION_LOCK, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock = lockFile.lock()) {
       Set<Integer> used = new TreeSet<>();
-      Matcher routes = Pattern.compile("10\\.77\\.(\\d+)\\.").matcher(run(List.of("ip", "-4", "route"), true).output);
+      Matcher routes = Pattern.compile("10\\.77\\.(\\d+)\\.").matcher(run(List.of("ip", "-4", "route"), true).output());
       while (routes.find()) {
         used.add(Integer.parseInt(routes.group(1)));
       }
@@ -176,19 +175,33 @@ public final class PodNetwork implements AutoCloseable {
     closed = true;
     for (Slot slot : slots.values()) {
       run(List.of("ip", "link", "del", slot.veth()), false);
+      killInside(slot.namespace());
       run(List.of("ip", "netns", "del", slot.namespace()), false);
     }
     run(List.of("ip", "link", "del", bridge), false);
   }
 
+  /**
+   * Kills what still runs in {@code namespace} (a node its test could not stop, or one of a test
+   * JVM that was killed): deleting the namespace alone would leave it running where no one can
+   * find it.
+   */
+  private static void killInside(String namespace) {
+    run(List.of("ip", "netns", "pids", namespace), false).output().lines()
+        .map(String::strip)
+        .filter(pid -> pid.matches("\\d+"))
+        .forEach(pid -> ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroyForcibly));
+  }
+
   /** Namespaces and links named for a test JVM that no longer runs. */
   private static void removeLeftovers() {
-    List<String> namespaces = run(List.of("ip", "netns", "list"), true).output.lines().map(l -> l.split(" ")[0]).toList();
+    List<String> namespaces = run(List.of("ip", "netns", "list"), true).output().lines().map(l -> l.split(" ")[0]).toList();
     List<String> links =
-        run(List.of("ip", "-o", "link", "show"), true).output.lines()
+        run(List.of("ip", "-o", "link", "show"), true).output().lines()
             .map(l -> l.split(": ")[1].split("@")[0]).toList();
     for (String name : namespaces) {
       if (leftOver(name)) {
+        killInside(name);
         run(List.of("ip", "netns", "del", name), false);
       }
     }
@@ -214,36 +227,23 @@ public final class PodNetwork implements AutoCloseable {
     run(full, true);
   }
 
-  private record Result(int exit, String output) {}
-
-  private static Result run(List<String> command, boolean check) {
+  private static Command run(List<String> command, boolean check) {
     return run(command, check, null);
   }
 
-  private static Result run(List<String> command, boolean check, String input) {
+  private static Command run(List<String> command, boolean check, String input) {
+    Command result;
     try {
-      Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-      if (input != null) {
-        process.getOutputStream().write(input.getBytes(StandardCharsets.UTF_8));
-      }
-      process.getOutputStream().close();
-      String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!process.waitFor(COMMAND_SECONDS, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        throw new IllegalStateException(String.join(" ", command) + " did not finish within " + COMMAND_SECONDS + " s");
-      }
-      if (check && process.exitValue() != 0) {
-        throw new IllegalStateException(String.join(" ", command) + " failed (" + process.exitValue() + "): " + output.strip());
-      }
-      return new Result(process.exitValue(), output);
-    } catch (IOException e) {
+      result = Command.run(command, input, Duration.ofSeconds(COMMAND_SECONDS));
+    } catch (UncheckedIOException e) {
       if (check) {
-        throw new UncheckedIOException("cannot run " + command.get(0), e);
+        throw e;
       }
-      return new Result(-1, String.valueOf(e.getMessage()));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
+      return new Command(-1, String.valueOf(e.getMessage()));
     }
+    if (check && result.exit() != 0) {
+      throw new IllegalStateException(String.join(" ", command) + " failed (" + result.exit() + "): " + result.output().strip());
+    }
+    return result;
   }
 }

@@ -176,16 +176,12 @@ public final class Proxy implements AutoCloseable {
               .replace("${RELAY_UPSTREAMS}", nodes.stream().map(kind.relayServer()).collect(Collectors.joining("\n")))
               .replace("${ACCESS_UPSTREAMS}", nodes.stream().map(kind.accessServer()).collect(Collectors.joining("\n")));
       Files.writeString(configFile, text);
-      Process check = new ProcessBuilder(command(kind.checkArgs())).redirectErrorStream(true).start();
-      String output = new String(check.getInputStream().readAllBytes());
-      if (!check.waitFor(15, TimeUnit.SECONDS) || check.exitValue() != 0) {
-        throw new AssertionError(kind() + " refused its configuration " + configFile + ":\n" + output);
+      Command check = Command.run(command(kind.checkArgs()), null, Duration.ofSeconds(15));
+      if (check.exit() != 0) {
+        throw new AssertionError(kind() + " refused its configuration " + configFile + ":\n" + check.output());
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
     }
   }
 

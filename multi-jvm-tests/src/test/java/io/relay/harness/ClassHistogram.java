@@ -1,13 +1,12 @@
 package io.relay.harness;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -29,13 +28,11 @@ record ClassHistogram(Map<String, Count> byClass) {
   /** Takes the live histogram of {@code node}'s JVM, a full collection included. */
   static ClassHistogram of(NodeProcess node) throws Exception {
     Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
-    Process histogram = new ProcessBuilder(jcmd.toString(), Long.toString(node.process().pid()), "GC.class_histogram").redirectErrorStream(true).start();
-    String text = new String(histogram.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!histogram.waitFor(60, TimeUnit.SECONDS) || histogram.exitValue() != 0) {
-      histogram.destroyForcibly();
-      throw new IllegalStateException("jcmd GC.class_histogram did not complete for " + node);
+    Command histogram = Command.run(List.of(jcmd.toString(), Long.toString(node.process().pid()), "GC.class_histogram"), null, Duration.ofSeconds(60));
+    if (histogram.exit() != 0) {
+      throw new IllegalStateException("jcmd GC.class_histogram failed for " + node + ": " + histogram.output().strip());
     }
-    return parse(text);
+    return parse(histogram.output());
   }
 
   static ClassHistogram parse(String text) {

@@ -12,7 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -51,6 +51,7 @@ class SoakIT {
     SoakReport report = new SoakReport(MINUTES, KILL_EVERY, SAMPLE_EVERY, String.join(" ", workload));
     List<String> faults = new ArrayList<>();
     Map<String, Object> result;
+    Thread churning = null;
     try (Proxy proxy = Proxy.nginx(config);
         RelayCluster cluster = new RelayCluster(config, proxy.relayUrl(), Map.of()).start(3)) {
       proxy.start(cluster.running());
@@ -61,13 +62,9 @@ class SoakIT {
       List<String> args = new ArrayList<>(List.of(workload));
       args.addAll(List.of("--access", proxy.accessUrl(), "--secret", Tokens.SECRET, "--audience", Tokens.AUDIENCE, "--seconds", Long.toString(MINUTES.toSeconds())));
       Churn churn = CommandLine.populateCommand(new Churn(), args.toArray(String[]::new));
-      CompletableFuture<Map<String, Object>> running = CompletableFuture.supplyAsync(() -> {
-        try {
-          return churn.churn();
-        } catch (Exception e) {
-          throw new IllegalStateException("the churn failed", e);
-        }
-      });
+      FutureTask<Map<String, Object>> running = new FutureTask<>(churn::churn);
+      churning = new Thread(running, "churn");
+      churning.start();
 
       long nextSample = 0;
       long nextKill = KILL_EVERY.toNanos();
@@ -108,6 +105,10 @@ class SoakIT {
       report.result(result);
       LogHygiene.assertClean(cluster.logs());
     } finally {
+      if (churning != null) {
+        churning.interrupt(); // a soak that failed stops its clients; one that ended has none left
+        churning.join(TimeUnit.MINUTES.toMillis(1));
+      }
       report.write(config.reportDir().resolve("soak.md"));
       String record = System.getProperty("relay.soak.record");
       if (record != null && !record.isBlank()) {

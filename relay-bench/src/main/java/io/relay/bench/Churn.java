@@ -205,13 +205,17 @@ public final class Churn implements Callable<Integer> {
       long every = (long) (denyEvery * 1000);
       timers.scheduleAtFixedRate(() -> deny(live.get(ThreadLocalRandom.current().nextInt(live.size()))), every, every, TimeUnit.MILLISECONDS);
     }
-    Thread.sleep((long) (seconds * 1000)); // the run's length, not a wait for a condition
-    stopping = true;
-    timers.shutdownNow();
-    synchronized (open) {
-      open.forEach(Session::disconnect);
+    try {
+      Thread.sleep((long) (seconds * 1000)); // the run's length, not a wait for a condition
+    } finally {
+      // also when interrupted: a caller that gave up on the run leaves no client behind
+      stopping = true;
+      timers.shutdownNow();
+      synchronized (open) {
+        open.forEach(Session::disconnect);
+      }
+      sockets.stop();
     }
-    sockets.stop();
     return result();
   }
 

@@ -68,7 +68,12 @@ final class SmokeNode implements AutoCloseable {
       env.put("RELAY_TLS_KEY", certificate.key().toString());
     }
     process = pb.start();
-    awaitReady(Duration.ofSeconds(60));
+    try {
+      awaitReady(Duration.ofSeconds(60));
+    } catch (RuntimeException | Error e) {
+      process.destroyForcibly(); // the test never gets a node to close: this one is stopped here
+      throw e;
+    }
   }
 
   /** Runs the generator against this node; returns its JSON result. */
