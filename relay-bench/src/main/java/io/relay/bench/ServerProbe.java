@@ -291,12 +291,18 @@ final class ServerProbe {
   private String jcmd(String command) {
     Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
     try {
-      Process p = new ProcessBuilder(jcmd.toString(), Long.toString(jvmPid), command).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-      if (!p.waitFor(60, TimeUnit.SECONDS)) {
-        p.destroy();
+      // its output goes to a file, so that a jcmd that hangs is killed at the deadline, not read past it
+      Path output = Files.createTempFile("relay-bench-jcmd", ".txt");
+      try {
+        Process p =
+            new ProcessBuilder(jcmd.toString(), Long.toString(jvmPid), command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+          p.destroyForcibly();
+        }
+        return Files.readString(output);
+      } finally {
+        Files.deleteIfExists(output);
       }
-      return out;
     } catch (IOException e) {
       return "";
     } catch (InterruptedException e) {
