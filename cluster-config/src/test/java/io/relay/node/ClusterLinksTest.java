@@ -89,8 +89,10 @@ class ClusterLinksTest {
     String wrongKey = failure(Map.of("relay.cluster-tls-dir", node.toString(), "relay.cluster-tls-key", pki.caKey().toString()));
     assertTrue(wrongKey.startsWith("relay.cluster-tls-key (RELAY_CLUSTER_TLS_KEY): does not match"), wrongKey);
     Path ecKey = dir.resolve("ec.key");
-    new ProcessBuilder("openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", ecKey.toString())
-        .inheritIO().start().waitFor(60, java.util.concurrent.TimeUnit.SECONDS);
+    Process genpkey =
+        new ProcessBuilder("openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", ecKey.toString())
+            .inheritIO().start();
+    assertTrue(genpkey.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) && genpkey.exitValue() == 0, "openssl made an EC key");
     String ec = failure(Map.of("relay.cluster-tls-dir", node.toString(), "relay.cluster-tls-key", ecKey.toString()));
     assertTrue(ec.startsWith("relay.cluster-tls-key (RELAY_CLUSTER_TLS_KEY): cannot read an RSA private key"), ec);
     Path missing = dir.resolve("missing");

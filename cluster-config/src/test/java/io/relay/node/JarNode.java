@@ -38,6 +38,8 @@ final class JarNode implements AutoCloseable {
   private final String secret;
   private final Path log;
   private final Process process;
+  /** Kills the node if the test JVM stops before {@link #close}. */
+  private final Thread hook;
   private final HttpClient http = HttpClient.newHttpClient();
 
   /**
@@ -79,6 +81,8 @@ final class JarNode implements AutoCloseable {
     settings.putAll(env);
     environment.putAll(settings);
     this.process = builder.start();
+    this.hook = new Thread(process::destroyForcibly, "kill-" + name + "-" + process.pid());
+    Runtime.getRuntime().addShutdownHook(hook);
   }
 
   /** Starts a node and waits until it is ready. */
@@ -175,6 +179,11 @@ final class JarNode implements AutoCloseable {
   @Override
   public void close() {
     process.destroyForcibly();
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException shuttingDown) {
+      // the hook runs anyway, and finds the node gone
+    }
     try {
       if (!process.waitFor(10, TimeUnit.SECONDS)) {
         throw new AssertionError("the node (pid " + process.pid() + ") did not exit within 10 s of SIGKILL");

@@ -97,9 +97,14 @@ public final class PodNetwork implements AutoCloseable {
       }
       PodNetwork network = new PodNetwork(subnet);
       Runtime.getRuntime().addShutdownHook(network.cleanup);
-      run(List.of("ip", "link", "add", network.bridge, "type", "bridge"), true);
-      run(List.of("ip", "addr", "add", "10.77." + subnet + ".1/24", "dev", network.bridge), true);
-      run(List.of("ip", "link", "set", network.bridge, "up"), true);
+      try {
+        run(List.of("ip", "link", "add", network.bridge, "type", "bridge"), true);
+        run(List.of("ip", "addr", "add", "10.77." + subnet + ".1/24", "dev", network.bridge), true);
+        run(List.of("ip", "link", "set", network.bridge, "up"), true);
+      } catch (RuntimeException e) {
+        network.close(); // the bridge, and its route, go with the network that failed
+        throw e;
+      }
       return network;
     } catch (IOException e) {
       throw new UncheckedIOException(e);

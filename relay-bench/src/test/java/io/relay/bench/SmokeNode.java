@@ -35,6 +35,8 @@ final class SmokeNode implements AutoCloseable {
   private final int accessPort = LoopbackPorts.free();
   private final int managementPort = LoopbackPorts.free();
   private final Process process;
+  /** Kills the node if the test JVM stops before {@link #close}. */
+  private final Thread hook;
 
   /** @param certificate the certificate to serve, or null for ws */
   SmokeNode(Path dir, TestCertificate certificate) throws IOException {
@@ -68,6 +70,8 @@ final class SmokeNode implements AutoCloseable {
       env.put("RELAY_TLS_KEY", certificate.key().toString());
     }
     process = pb.start();
+    hook = new Thread(process::destroyForcibly, "kill-smoke-node-" + process.pid());
+    Runtime.getRuntime().addShutdownHook(hook);
     try {
       awaitReady(Duration.ofSeconds(60));
     } catch (RuntimeException | Error e) {
@@ -143,6 +147,11 @@ final class SmokeNode implements AutoCloseable {
   /** Stops the node (by its pid); fails if it logged a fault in its accounting of relayed bytes. */
   @Override
   public void close() throws InterruptedException {
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException shuttingDown) {
+      // the hook runs anyway
+    }
     process.destroy();
     if (!process.waitFor(40, TimeUnit.SECONDS)) {
       process.destroyForcibly();
