@@ -118,11 +118,16 @@ class SoakIT {
     assertTrue(((Number) result.get("framesReceived")).longValue() > 0, "readers received frames: " + result);
     assertTrue(((Number) result.get("sessions")).longValue() > 20, "sessions ended and new ones started: " + result);
     assertTrue(((Number) result.get("closedByDeny")).longValue() > 0, "a deny closed connections: " + result);
+    assertEveryFrameIntact(result);
+    assertEquals(List.of(), faults, "buffer accounting faults counted by nodes");
+  }
+
+  /** What a churn's readers saw: no frame of another session, none corrupt, missing or out of order. */
+  static void assertEveryFrameIntact(Map<String, Object> result) {
     assertEquals(0, ((Number) result.get("foreign")).longValue(), "frames of another session: " + result);
     assertEquals(0, ((Number) result.get("corrupt")).longValue(), "bytes that are no writer's frame: " + result);
     assertEquals(0, ((Number) result.get("gaps")).longValue(), "frames missing from a reader that kept reading: " + result);
     assertEquals(0, ((Number) result.get("reordered")).longValue(), "frames out of order: " + result);
-    assertEquals(List.of(), faults, "buffer accounting faults counted by nodes");
   }
 
   /** The node's buffer accounting faults, named, if it counted any. */

@@ -265,10 +265,6 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     if (outputEnded || ended) {
       return;
     }
-    if (connection.outbound().isDisposed()) {
-      droppedByTopic();
-      return;
-    }
     if (!flushTimerStarted() && connection.outbound().isClosing()) {
       // the server closes the connection (a deny, an expiry, a drain, a move): nothing it sends
       // from now on is relayed, even while a full channel keeps the close frame waiting
@@ -280,6 +276,10 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     while (channel.isWritable()) {
       Frame next = connection.outbound().poll();
       if (next == null) {
+        if (connection.outbound().isDisposed()) {
+          droppedByTopic(); // a disposed queue is empty: asked only when it is found so, not per wake-up
+          return;
+        }
         break;
       }
       if (next.opcode() == WsFrames.CLOSE) {
