@@ -63,6 +63,7 @@ final class IdleAndTlsSections {
         md.append("### wss W3 one stream\n\n");
         latencyTable(tlsW3);
         ratio(tlsW3, "deliveredMBps", true, 0.8, "wss W3 delivered MB/s");
+        TrafficSections.cpuPerMBps(tlsW3, "wss W3");
       }
       List<Map<String, Object>> tlsW5 = of(tls, "W5");
       if (!tlsW5.isEmpty()) {

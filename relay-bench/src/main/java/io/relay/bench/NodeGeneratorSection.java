@@ -60,6 +60,7 @@ final class NodeGeneratorSection {
     row(t, java, node, "W1", "cpuPerMBps", false, "W1 server CPU % per delivered MB/s");
     row(t, java, node, "W2", "p99Ms", false, "W2 p99 ms");
     row(t, java, node, "W3", "deliveredMBps", true, "W3 delivered MB/s");
+    row(t, java, node, "W3", "cpuPerMBps", false, "W3 server CPU % per delivered MB/s");
     row(t, java, node, "W4", "highestPassingRate", true, "W4 highest passing rate /s per topic");
     long lost = 0, reordered = 0;
     for (Map<String, Object> x : node) {

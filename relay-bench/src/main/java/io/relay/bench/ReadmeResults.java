@@ -23,6 +23,7 @@ final class ReadmeResults {
           new Pick("W1 server CPU % per delivered MB/s", "relay"),
           new Pick("W2 p99 ms", "relay"),
           new Pick("W3 delivered MB/s", "relay"),
+          new Pick("W3 server CPU % per delivered MB/s", "relay"),
           new Pick("W4 highest passing rate /s per topic", "relay"),
           new Pick("W5 RSS per idle connection KB", "relay"),
           new Pick("W6 admitted/s, closed loop", "relay-1-node"),

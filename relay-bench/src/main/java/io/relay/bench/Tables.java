@@ -81,9 +81,13 @@ final class Tables {
       double worstRelay = bestWhere(r, label::equals, key, !higherBetter);
       double q = relay / nchan;
       boolean ok = higherBetter ? q >= goal : q <= goal;
-      md.append(String.format(Locale.ROOT, "%s relay / best nchan (goal %s) (%s): best runs %.3g / %.3g = **%.2f** (%s's worst run: %.3g), goal %s.%n%n",
-          measure, goalText, label, relay, nchan, q, label, worstRelay, ok ? "**met**" : "**not met**"));
-      summary.append(String.format(Locale.ROOT, "| %s | %s | %s | nchan %s | %.2f | %s | %s |%n", measure, label, fmt(relay), fmt(nchan), q, goalText, ok ? "met" : "**not met**"));
+      String ratio = String.format(Locale.ROOT, "%.2f", q);
+      if (!ok && Double.parseDouble(ratio) == goal) {
+        ratio = String.format(Locale.ROOT, "%.3f", q); // a ratio that misses its goal is not rounded onto it
+      }
+      md.append(String.format(Locale.ROOT, "%s relay / best nchan (goal %s) (%s): best runs %.3g / %.3g = **%s** (%s's worst run: %.3g), goal %s.%n%n",
+          measure, goalText, label, relay, nchan, ratio, label, worstRelay, ok ? "**met**" : "**not met**"));
+      summary.append(String.format(Locale.ROOT, "| %s | %s | %s | nchan %s | %s | %s | %s |%n", measure, label, fmt(relay), fmt(nchan), ratio, goalText, ok ? "met" : "**not met**"));
     }
   }
 

@@ -46,13 +46,21 @@ final class TrafficSections {
         ratio(r, "p99Ms", false, 1.2, w + " p99 ms");
       }
       if (w.equals("W1") && !r.isEmpty()) {
-        r.forEach(x -> x.put("cpuPerMBps", num(x.get("serverCpuPct")) / num(x.get("deliveredMBps"))));
-        ratio(r, "cpuPerMBps", false, 1.0, "W1 server CPU % per delivered MB/s");
+        cpuPerMBps(r, "W1");
       }
       NodeGeneratorSection.append(node, w);
     }
     w3(plain, node, tcp);
     w4(plain, node, tcp, chartTo);
+  }
+
+  /**
+   * The server's CPU per delivered MB/s against nchan's least: what a server spends on each byte, which
+   * W3 shows where its pace is set by the loopback path and the generator rather than by the server.
+   */
+  static void cpuPerMBps(List<Map<String, Object>> rows, String measure) {
+    rows.forEach(x -> x.put("cpuPerMBps", num(x.get("serverCpuPct")) / num(x.get("deliveredMBps"))));
+    ratio(rows, "cpuPerMBps", false, 1.0, measure + " server CPU % per delivered MB/s");
   }
 
   private static void w3(List<Map<String, Object>> plain, List<Map<String, Object>> node, double tcp) {
@@ -66,6 +74,7 @@ final class TrafficSections {
       md.append(w3Heading);
       latencyTable(w3);
       ratio(w3, "deliveredMBps", true, 1.0, "W3 delivered MB/s");
+      cpuPerMBps(w3, "W3");
       double relay = best(w3, "relay", "deliveredMBps", true);
       double ofTcp = 100 * relay * 1e6 * 8 / tcp;
       md.append(String.format(Locale.ROOT, "W3 relay / loopback TCP: %.0f %% (goal >= 40 %%)%n%n", ofTcp));

@@ -33,9 +33,24 @@ class ReportTest {
     assertTrue(page.contains("| W1 server CPU % per delivered MB/s | relay |"), page);
     assertTrue(page.contains("| W3 delivered MB/s | relay | 1100 | nchan 1640 | 0.67 | >= 1.0 | **not met** |"), page);
     assertTrue(page.contains("| W3 delivered MB/s | relay | 1100 | loopback TCP 4000 | 28 % | >= 40 % | **not met** |"), page);
+    assertTrue(page.contains("| W3 server CPU % per delivered MB/s | relay | 0.0982 | nchan 0.0585 | 1.68 | <= 1.0 | **not met** |"), page);
     assertTrue(page.contains("[benchmark-notes.md](benchmark-notes.md)"), "the notes are linked:\n" + page);
     assertFalse(page.contains("A long profile."), "the notes are not copied into the page");
     assertEquals(1, page.split("## Against nchan", -1).length - 1);
+  }
+
+  @Test
+  void aRatioThatMissesItsGoalIsNotRoundedOntoIt() throws Exception {
+    Path out = Files.createDirectories(dir.resolve("out"));
+    Files.writeString(out.resolve("iperf3.json"), "{\"end\":{\"sum_received\":{\"bits_per_second\":3.2e10}}}");
+    Files.write(out.resolve("results.jsonl"), List.of(row("W3", "relay", 2, 77, 1554), row("W3", "nchan-1w", 2, 99, 1559)));
+    Path doc = dir.resolve("benchmarks.md");
+
+    Report.main(new String[] {out.toString(), doc.toString()});
+
+    String page = Files.readString(doc);
+    assertTrue(page.contains("| W3 delivered MB/s | relay | 1554 | nchan 1559 | 0.997 | >= 1.0 | **not met** |"), page);
+    assertTrue(page.contains("= **0.997** (relay's worst run"), page);
   }
 
   @Test
