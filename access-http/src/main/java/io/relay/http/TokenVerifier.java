@@ -63,8 +63,8 @@ final class TokenVerifier {
   private final HttpSettings settings;
   /** One verifier per key, the current key's first, for the keys of {@link Verifiers#version}. */
   private volatile Verifiers verifiers;
-  /** Tokens verified before, by their text, under the keys of {@link #cachedVersion}; null when the cache is off. */
-  private final Cache<String, Claims> verified;
+  /** Tokens verified before, by their text, each with the version of the keys it was verified under; null when the cache is off. */
+  private final Cache<String, Remembered> verified;
   private volatile long cachedVersion;
   private final Runnable onCached;
   private final LongSupplier clockSeconds;
@@ -156,24 +156,29 @@ final class TokenVerifier {
     if (verified == null) {
       return verifyFully(token, in);
     }
-    Claims known = verified.getIfPresent(token);
-    if (known != null && clockSeconds.getAsLong() < known.expiresAt()) {
+    Remembered known = verified.getIfPresent(token);
+    // a token verified under other keys is verified again: one remembered by a request that
+    // began before the keys changed and ended after the cache was emptied is not taken
+    if (known != null && known.keysVersion() == in.version() && clockSeconds.getAsLong() < known.claims().expiresAt()) {
       onCached.run();
-      return known;
+      return known.claims();
     }
     Claims claims = verifyFully(token, in);
-    verified.put(token, claims);
+    verified.put(token, new Remembered(claims, in.version()));
     return claims;
   }
+
+  /** A verified token's claims, and the version of the keys it was verified under. */
+  private record Remembered(Claims claims, long keysVersion) {}
 
   /**
    * A remembered token leaves at its {@code exp} (from then on it is verified in full again) or
    * once it has gone {@code idle} without being presented, so what the cache holds follows the
    * tokens in use, not every token seen.
    */
-  private static Expiry<String, Claims> untilExpOrIdle(LongSupplier clockSeconds, Duration idle) {
-    return Expiry.accessing((token, claims) -> {
-      Duration untilExp = Duration.ofSeconds(Math.max(0, claims.expiresAt() - clockSeconds.getAsLong()));
+  private static Expiry<String, Remembered> untilExpOrIdle(LongSupplier clockSeconds, Duration idle) {
+    return Expiry.accessing((token, remembered) -> {
+      Duration untilExp = Duration.ofSeconds(Math.max(0, remembered.claims().expiresAt() - clockSeconds.getAsLong()));
       return untilExp.compareTo(idle) < 0 ? untilExp : idle;
     });
   }

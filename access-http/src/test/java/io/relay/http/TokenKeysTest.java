@@ -12,10 +12,16 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -85,6 +91,52 @@ class TokenKeysTest {
     nanos.addAndGet(RELOAD.toNanos());
     assertTrue(accepts(verifier, signedWith(NEW)), "read again after the interval, without a restart");
     assertFalse(accepts(verifier, signedWith(OLD)), "the old secret, not named as the previous one, is refused, cached or not");
+  }
+
+  @Test
+  void aTokenVerifiedUnderTheOldSecretAsTheKeysChangeIsNotRememberedPastTheChange() throws Exception {
+    // Two threads verify fresh tokens of the old secret while the secret is rotated away (not kept
+    // as the previous one). A request that began under the old keys and remembered its token after
+    // the change emptied the cache must not make that token valid: every token accepted before the
+    // change is refused after it, from the cache or not. Twenty rotations, each on a fresh verifier.
+    for (int round = 0; round < 20; round++) {
+      Path secret = file("secret-" + round, OLD);
+      TokenVerifier verifier = verifier(settings(Map.of("relay.secret-file", secret.toString())), 10_000);
+      Queue<String> accepted = new ConcurrentLinkedQueue<>();
+      AtomicBoolean rotated = new AtomicBoolean();
+      CountDownLatch busy = new CountDownLatch(2);
+      List<Thread> threads = new ArrayList<>();
+      for (int t = 0; t < 2; t++) {
+        int id = t;
+        int finalRound = round;
+        Thread thread = new Thread(() -> {
+          for (int i = 0; i < 200_000; i++) {
+            String token = Tokens.sign(Tokens.session("lab", List.of("read"), "b-" + finalRound + "-" + id + "-" + i).build(), OLD);
+            if (accepts(verifier, token)) {
+              accepted.add(token);
+            } else if (rotated.get()) {
+              return; // the change has been seen: refused under the new keys
+            }
+            if (i == 50) {
+              busy.countDown();
+            }
+          }
+        });
+        threads.add(thread);
+        thread.start();
+      }
+      assertTrue(busy.await(10, TimeUnit.SECONDS), "both threads were verifying tokens before the rotation");
+      file("secret-" + round, NEW);
+      nanos.addAndGet(RELOAD.toNanos());
+      rotated.set(true);
+      for (Thread thread : threads) {
+        thread.join(10_000);
+        assertFalse(thread.isAlive(), "a verifying thread saw the new secret within 10 s");
+      }
+      for (String token : accepted) {
+        assertFalse(accepts(verifier, token), "round " + round + ": a token of the rotated-away secret is accepted after the change");
+      }
+    }
   }
 
   @Test

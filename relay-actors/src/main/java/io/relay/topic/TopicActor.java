@@ -58,6 +58,9 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
   /** Refused before the upgrade, with the HTTP status to answer and its message. */
   public record Refused(int status, String message, Duration retryAfter) implements JoinResult {}
 
+  /** The longest a connection's expiry timer is set for; a later {@code exp} is checked again then. */
+  static final Duration LONGEST_EXPIRY_WAIT = Duration.ofDays(1);
+
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final String topic;
@@ -133,9 +136,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     shared.metrics().connectionsOpened.inc();
     Connection.Grant grant = connection.grant();
     logEntry(connection).log("connection opened");
-    Duration untilExpiry = Duration.between(Instant.now(), grant.expiresAt());
-    timers.startSingleTimer(
-        new Expire(connection.id()), untilExpiry.isNegative() ? Duration.ZERO : untilExpiry);
+    timers.startSingleTimer(new Expire(connection.id()), untilExpiryCheck(Instant.now(), grant.expiresAt()));
     timers.startSingleTimer(
         new AttachDeadline(connection.id()), shared.settings().attachTimeout());
     join.replyTo()
@@ -199,10 +200,29 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
 
   private Behavior<Command> onExpire(Expire expire) {
     Connection connection = members.get(expire.connectionId());
-    if (connection != null) {
+    if (connection == null) {
+      return this;
+    }
+    Instant now = Instant.now();
+    if (now.isBefore(connection.grant().expiresAt())) {
+      timers.startSingleTimer(expire, untilExpiryCheck(now, connection.grant().expiresAt()));
+    } else {
       connection.close(CloseCodes.TOKEN_EXPIRED, "token expired");
     }
     return this;
+  }
+
+  /**
+   * How long until a connection's token expiry is next checked: at its {@code exp}, or after {@link
+   * #LONGEST_EXPIRY_WAIT} if that is further off (Pekko's scheduler refuses a delay of more than
+   * about 248 days, and a lab's own devices often hold tokens for a year), when it is checked again.
+   */
+  static Duration untilExpiryCheck(Instant now, Instant expiresAt) {
+    Duration left = Duration.between(now, expiresAt);
+    if (left.isNegative()) {
+      return Duration.ZERO;
+    }
+    return left.compareTo(LONGEST_EXPIRY_WAIT) > 0 ? LONGEST_EXPIRY_WAIT : left;
   }
 
   private Behavior<Command> onAttachDeadline(AttachDeadline deadline) {

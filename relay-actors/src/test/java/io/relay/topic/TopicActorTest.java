@@ -127,6 +127,26 @@ class TopicActorTest {
   }
 
   @Test
+  void aConnectionWhoseTokenExpiresInAYearOpensRelaysAndLeavesTheTopicOpenToOthers() throws Exception {
+    ActorRef<TopicActor.Command> topic = topic("long-lived");
+    Instant nextYear = Instant.now().plus(Duration.ofDays(365));
+    TestConnections.Client device = join(topic, TestConnections.connection("long-lived", "device", nextYear, "read", "write"));
+    TestConnections.Client user = join(topic, TestConnections.connection("long-lived", "user", "read", "write"));
+    device.sendText("from a device whose token lives a year");
+    assertEquals("from a device whose token lives a year", user.nextText());
+    user.sendText("and back");
+    assertEquals("and back", device.nextText());
+  }
+
+  @Test
+  void anExpiryFurtherOffThanTheLongestWaitIsCheckedAgainAfterIt() {
+    Instant now = Instant.parse("2026-12-05T12:00:00Z");
+    assertEquals(TopicActor.LONGEST_EXPIRY_WAIT, TopicActor.untilExpiryCheck(now, now.plus(Duration.ofDays(3650))));
+    assertEquals(Duration.ofHours(5), TopicActor.untilExpiryCheck(now, now.plus(Duration.ofHours(5))));
+    assertEquals(Duration.ZERO, TopicActor.untilExpiryCheck(now, now.minusSeconds(1)));
+  }
+
+  @Test
   void closeAllClosesEveryConnectionWithItsCodeAsEvictionAndDrainDo() throws Exception {
     ActorRef<TopicActor.Command> moved = topic("moved");
     TestConnections.Client a = join(moved, TestConnections.connection("moved", "a", "read"));
