@@ -3,6 +3,7 @@ package io.relay.http;
 import static org.apache.pekko.http.javadsl.server.Directives.extractUnmatchedPath;
 import static org.apache.pekko.http.javadsl.server.Directives.pathPrefix;
 import static org.apache.pekko.http.javadsl.server.Directives.post;
+import static org.apache.pekko.http.javadsl.server.Directives.reject;
 
 import io.relay.Ask;
 import io.relay.codes.CodeStore;
@@ -29,7 +30,9 @@ record SessionRoutes(
     RelayMetrics metrics,
     ActorSystem<?> system) {
   Route route() {
-    return pathPrefix("session", () -> post(() -> extractUnmatchedPath(path -> guard.route(null, claims -> issue(path, claims)))));
+    // pathPrefix matches the start of a segment too: /sessionlab is another path, not a topic
+    return pathPrefix("session", () -> post(() -> extractUnmatchedPath(path ->
+        path.isEmpty() || path.startsWith("/") ? guard.route(null, claims -> issue(path, claims)) : reject())));
   }
 
   /**

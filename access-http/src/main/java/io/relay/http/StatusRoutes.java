@@ -2,7 +2,7 @@ package io.relay.http;
 
 import static org.apache.pekko.http.javadsl.server.Directives.concat;
 import static org.apache.pekko.http.javadsl.server.Directives.get;
-import static org.apache.pekko.http.javadsl.server.Directives.getFromResourceDirectory;
+import static org.apache.pekko.http.javadsl.server.Directives.getFromResource;
 import static org.apache.pekko.http.javadsl.server.Directives.path;
 import static org.apache.pekko.http.javadsl.server.Directives.pathEndOrSingleSlash;
 import static org.apache.pekko.http.javadsl.server.Directives.pathPrefix;
@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.ClusterEvent;
@@ -28,6 +29,7 @@ import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.Uri;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.server.PathMatchers;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
@@ -42,6 +44,8 @@ import org.apache.pekko.http.javadsl.server.Route;
  */
 record StatusRoutes(AccessGuard guard, ActorRef<ClusterStatus.Gather> status, Duration timeout, ActorSystem<?> system) {
   static final String MISSING_NODES = "X-Relay-Missing-Nodes";
+  /** The operator pages' file names (access-http's resources, {@code web/}). */
+  private static final Pattern PAGE = Pattern.compile("[a-z]+\\.(?:html|js|css)");
 
   Route route() {
     return concat(
@@ -52,7 +56,9 @@ record StatusRoutes(AccessGuard guard, ActorRef<ClusterStatus.Gather> status, Du
             () ->
                 concat(
                     pathEndOrSingleSlash(() -> redirect(Uri.create("/ui/cluster.html"), StatusCodes.FOUND)),
-                    getFromResourceDirectory("web"))));
+                    // a page's own name only: a segment with an escaped slash or backslash never reaches
+                    // the resource directory, which would log a warning for each such request
+                    path(PathMatchers.segment(PAGE), page -> getFromResource("web/" + page)))));
   }
 
   /** {@code GET /name}, guarded by relay:stats, answered from one gathering. */

@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.nimbusds.jwt.JWTClaimsSet;
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -150,6 +153,24 @@ class AccessApiTest {
   @Test
   void unknownPathsGetJson404() {
     assertError(404, access.get("/nothing", Tokens.admin("relay:stats")), "unknown path");
+    // a path that only starts with "session" names no topic, even one the token's topic matches
+    assertError(404, access.post("/sessionlab/a", Tokens.sign(valid().build())), "/sessionlab/a is not /session/lab/a");
+  }
+
+  @Test
+  void theOperatorPagesAreServedByNameAndAnEscapedSeparatorUnderUiIsUnknownWithoutALogLine() throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    try (LogCapture log = new LogCapture()) {
+      HttpResponse<String> page = http.send(HttpRequest.newBuilder(node.access("/ui/cluster.html")).build(), HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, page.statusCode(), "the cluster page");
+      assertTrue(page.headers().firstValue("Content-Type").orElse("").startsWith("text/html"), page.headers().toString());
+      for (String path : List.of("/ui/a%5Cb", "/ui/a%2Fb", "/ui/cluster.html.bak")) {
+        HttpResponse<String> refused = http.send(HttpRequest.newBuilder(node.access(path)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(404, refused.statusCode(), path);
+      }
+      Await.pause(1000); // Pekko's own log lines arrive through its logging actor: a second is ample for one
+      assertEquals(List.of(), log.messagesContaining("suspicious path segment"), "a client's path is not a warning per request");
+    }
   }
 
   private static List<String> ids(AccessClient.Answer answer) {
