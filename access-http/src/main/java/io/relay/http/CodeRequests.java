@@ -32,7 +32,7 @@ record CodeRequests(SessionRoutes sessions, AdmissionGate gate, Cors cors, HttpR
     String path = new QueryStringDecoder(request.uri()).rawPath();
     List<String> authorization = request.headers().getAll("Authorization");
     List<String> origins = request.headers().getAll("Origin");
-    if (!(path.equals(PREFIX) || path.startsWith(PREFIX + "/"))
+    if (!SessionRoutes.isCodeRequestPath(path)
         || path.indexOf('%') >= 0
         || authorization.size() > 1
         || origins.size() > 1) {

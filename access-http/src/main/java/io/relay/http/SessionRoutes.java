@@ -29,10 +29,15 @@ record SessionRoutes(
     DenyVerdicts denyVerdicts,
     RelayMetrics metrics,
     ActorSystem<?> system) {
+  /** Whether {@code path} is {@code /session} or a path below it ({@code /sessionlab} is another path). */
+  static boolean isCodeRequestPath(String path) {
+    return path.equals("/session") || path.startsWith("/session/");
+  }
+
   Route route() {
-    // pathPrefix matches the start of a segment too: /sessionlab is another path, not a topic
-    return pathPrefix("session", () -> post(() -> extractUnmatchedPath(path ->
-        path.isEmpty() || path.startsWith("/") ? guard.route(null, claims -> issue(path, claims)) : reject())));
+    return extractUnmatchedPath(full -> isCodeRequestPath(full)
+        ? pathPrefix("session", () -> post(() -> extractUnmatchedPath(path -> guard.route(null, claims -> issue(path, claims)))))
+        : reject());
   }
 
   /**

@@ -105,6 +105,7 @@ class TokenKeysTest {
       Queue<String> accepted = new ConcurrentLinkedQueue<>();
       AtomicBoolean rotated = new AtomicBoolean();
       CountDownLatch busy = new CountDownLatch(2);
+      Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
       List<Thread> threads = new ArrayList<>();
       for (int t = 0; t < 2; t++) {
         int id = t;
@@ -122,6 +123,7 @@ class TokenKeysTest {
             }
           }
         });
+        thread.setUncaughtExceptionHandler((failed, failure) -> failures.add(failure));
         threads.add(thread);
         thread.start();
       }
@@ -133,6 +135,7 @@ class TokenKeysTest {
         thread.join(10_000);
         assertFalse(thread.isAlive(), "a verifying thread saw the new secret within 10 s");
       }
+      assertEquals(List.of(), List.copyOf(failures), "every refusal in the verifying threads was a 401");
       for (String token : accepted) {
         assertFalse(accepts(verifier, token), "round " + round + ": a token of the rotated-away secret is accepted after the change");
       }

@@ -47,7 +47,7 @@ class LocalClusterIT {
    * cluster from a copy: the script's default jar is not on the nodes' command lines.
    */
   private Path jar() throws IOException {
-    Path link = work.resolve("relay-local.jar");
+    Path link = state.resolveSibling(state.getFileName() + ".jar");
     if (!Files.exists(link, LinkOption.NOFOLLOW_LINKS)) {
       Files.createDirectories(work);
       Files.createSymbolicLink(link, Path.of(System.getProperty("relay.jar", "cluster-config/target/relay.jar")).toAbsolutePath());

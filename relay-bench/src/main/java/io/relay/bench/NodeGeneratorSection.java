@@ -78,7 +78,8 @@ final class NodeGeneratorSection {
       if (r.stream().noneMatch(x -> "relay".equals(x.get("label"))) || r.stream().noneMatch(x -> Results.str(x.get("label")).startsWith("nchan"))) continue;
       double relay = Results.bestWhere(r, "relay"::equals, key, higherBetter);
       double nchan = Results.best(r, "nchan", key, higherBetter);
-      t.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.2f |%n", measure, generator, Results.fmt(relay), Results.fmt(nchan), relay / nchan));
+      t.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s |%n", measure, generator, Results.fmt(relay), Results.fmt(nchan),
+          Tables.ratioText(relay / nchan, 1.0, higherBetter)));
     }
   }
 

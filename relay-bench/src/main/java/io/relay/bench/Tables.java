@@ -81,14 +81,18 @@ final class Tables {
       double worstRelay = bestWhere(r, label::equals, key, !higherBetter);
       double q = relay / nchan;
       boolean ok = higherBetter ? q >= goal : q <= goal;
-      String ratio = String.format(Locale.ROOT, "%.2f", q);
-      if (!ok && Double.parseDouble(ratio) == goal) {
-        ratio = String.format(Locale.ROOT, "%.3f", q); // a ratio that misses its goal is not rounded onto it
-      }
+      String ratio = ratioText(q, goal, higherBetter);
       md.append(String.format(Locale.ROOT, "%s relay / best nchan (goal %s) (%s): best runs %.3g / %.3g = **%s** (%s's worst run: %.3g), goal %s.%n%n",
           measure, goalText, label, relay, nchan, ratio, label, worstRelay, ok ? "**met**" : "**not met**"));
       summary.append(String.format(Locale.ROOT, "| %s | %s | %s | nchan %s | %s | %s | %s |%n", measure, label, fmt(relay), fmt(nchan), ratio, goalText, ok ? "met" : "**not met**"));
     }
+  }
+
+  /** {@code q} to two decimals, or three where two would round a ratio that misses {@code goal} onto it. */
+  static String ratioText(double q, double goal, boolean higherBetter) {
+    String two = String.format(Locale.ROOT, "%.2f", q);
+    boolean ok = higherBetter ? q >= goal : q <= goal;
+    return !ok && Double.parseDouble(two) == goal ? String.format(Locale.ROOT, "%.3f", q) : two;
   }
 
   static void chart(XYSeriesCollection data, String title, String x, String y, File file, boolean logY) throws Exception {
