@@ -32,7 +32,7 @@ public final class RelayMetrics {
           "relay_connections_closed",
           "WebSocket connections closed, by close code",
           "code",
-          "client", "1001", "1002", "1007", "1009", "1013", "4000", "4001", "4003");
+          "client", "1001", "1002", "1007", "1009", "1011", "1013", "4000", "4001", "4003");
   public final Counter codesIssued = counter("relay_codes_issued", "One-time codes issued");
   public final Counter codesRefused =
       labelled(
@@ -55,6 +55,10 @@ public final class RelayMetrics {
   public final Counter claims = counter("relay_claims", "Topic claims this node made (first connection of a topic)");
   public final Counter evictions =
       counter("relay_evictions", "Topics this node gave up to a newer claim (connections closed with 4001)");
+  public final Counter topicFailures =
+      counter(
+          "relay_topic_failures",
+          "Topic actors that failed (a fault in the node, logged at ERROR): their connections closed with 1011, the topic served again by a new actor");
   public final Counter flapping =
       counter("relay_flapping", "Evictions of a topic evicted shortly before: a lasting ring disagreement");
   public final Counter connectionsShed =

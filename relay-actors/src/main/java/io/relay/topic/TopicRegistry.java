@@ -72,6 +72,9 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   /** From a topic actor whose last connection left, having seen {@code joins} joins. */
   record TopicIdle(String topic, ActorRef<TopicActor.Command> actor, long joins) implements Command {}
 
+  /** A topic actor stopped: asked to when idle, or because it failed. */
+  private record TopicStopped(String topic, ActorRef<TopicActor.Command> actor) implements Command {}
+
   private record ClaimsHeard(ClaimAnnouncement announcement) implements Command {}
 
   private enum PublishDigest implements Command {
@@ -129,6 +132,7 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
         .onMessage(DrainStep.class, this::onDrainStep)
         .onMessage(Report.class, this::onReport)
         .onMessage(TopicIdle.class, this::onTopicIdle)
+        .onMessage(TopicStopped.class, this::onTopicStopped)
         .onMessage(ClaimsHeard.class, this::onClaimsHeard)
         .onMessage(PublishDigest.class, this::onPublishDigest)
         .build();
@@ -160,7 +164,9 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
 
   private ActorRef<TopicActor.Command> spawnTopic(String topic) {
     String name = "topic-" + URLEncoder.encode(topic, StandardCharsets.UTF_8) + "-" + (++incarnations);
-    return context.spawn(TopicActor.create(topic, context.getSelf(), shared), name);
+    ActorRef<TopicActor.Command> actor = context.spawn(TopicActor.create(topic, context.getSelf(), shared), name);
+    context.watchWith(actor, new TopicStopped(topic, actor));
+    return actor;
   }
 
   private void publish(List<Claim> announced) {
@@ -261,6 +267,31 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     List<List<ConnectionReport>> parts = ConnectionReport.inParts(shared.directory().reports(shared.node()), ConnectionReport.PART_BYTES);
     for (int i = 0; i < parts.size(); i++) {
       report.replyTo().tell(new NodeReport(shared.node(), parts.get(i), i == 0 ? List.copyOf(events) : List.of(), i, parts.size()));
+    }
+    return this;
+  }
+
+  /**
+   * A topic actor stopped. One the registry stopped (idle) or evicted has no connections left here;
+   * one that failed may have: nothing would close them any more (no deny, expiry or drain) and
+   * every join of its topic would time out. They close with 1011, leave the node's directory, and
+   * the next join of the topic gets a new topic actor and claims the topic again.
+   */
+  private Behavior<Command> onTopicStopped(TopicStopped stopped) {
+    Hosted hosted = topics.get(stopped.topic());
+    if (hosted != null && hosted.actor().equals(stopped.actor())) {
+      topics.remove(stopped.topic());
+      book.release(stopped.topic());
+      shared.metrics().topicFailures.inc();
+      record("failure", stopped.topic(), "its topic actor failed; its connections closed with 1011");
+      context.getLog().error("the actor of topic {} failed; closing its connections here with 1011", stopped.topic());
+    }
+    for (Connection orphan : shared.directory().connections()) {
+      if (stopped.actor().equals(orphan.topicActor())) {
+        orphan.close(CloseCodes.INTERNAL_ERROR, "internal error");
+        shared.directory().remove(orphan);
+        shared.metrics().connectionsClosed.labelValues(String.valueOf(CloseCodes.INTERNAL_ERROR)).inc();
+      }
     }
     return this;
   }

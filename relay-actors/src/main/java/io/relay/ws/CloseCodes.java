@@ -12,6 +12,11 @@ public final class CloseCodes {
   public static final int INVALID_PAYLOAD = 1007;
   /** A message was larger than relay.max-message-bytes. */
   public static final int TOO_BIG = 1009;
+  /**
+   * The topic actor hosting the connection failed (a fault in the node, logged at ERROR): reconnect
+   * with a new code, with backoff; a new topic actor serves the topic.
+   */
+  public static final int INTERNAL_ERROR = 1011;
   /** The node shed the connection to stay within its memory budget: reconnect with backoff. */
   public static final int TRY_AGAIN_LATER = 1013;
   /** The token behind the code expired. */

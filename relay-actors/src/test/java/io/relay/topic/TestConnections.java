@@ -53,6 +53,8 @@ final class TestConnections {
   final ConnectionDirectory directory = new ConnectionDirectory();
   /** Bookings the topics' deny verdicts call denied. */
   final Set<String> denied = ConcurrentHashMap.newKeySet();
+  /** Bookings whose deny verdict throws: a fault in code a topic actor calls, for the tests of its failure. */
+  final Set<String> faulty = ConcurrentHashMap.newKeySet();
   final TopicActor.Context context;
 
   TestConnections(ActorTestKit kit, String node) {
@@ -60,7 +62,12 @@ final class TestConnections {
     this.context =
         new TopicActor.Context(
             RelaySettings.create(kit.system().settings().config()), metrics, MemoryBudget.unlimited(), directory, node, SpecialTopics.NONE,
-            booking -> denied.contains(booking) ? DenyList.Verdict.DENIED : DenyList.Verdict.ALLOWED);
+            booking -> {
+              if (faulty.contains(booking)) {
+                throw new IllegalStateException("a fault in the deny verdict of booking " + booking + ", made by the test");
+              }
+              return denied.contains(booking) ? DenyList.Verdict.DENIED : DenyList.Verdict.ALLOWED;
+            });
   }
 
   /** A connection of {@code topic} for {@code booking} with {@code scopes}, expiring at {@code expiresAt}. */

@@ -3,6 +3,7 @@ package io.relay.topic;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
 import io.relay.testing.TestClusterConfig;
 import io.relay.ws.CloseCodes;
 import java.time.Duration;
@@ -167,6 +168,32 @@ class TopicRegistryTest {
       writer.sendText("round " + round);
       assertEquals("round " + round, reader.nextText(), "round " + round + ": the new participants meet on one topic actor");
     }
+  }
+
+  @Test
+  void aTopicActorThatFailsIsReplacedAndItsConnectionsCloseWith1011() throws Exception {
+    TestConnections.Client reader = join("faulty", "reader", "read");
+    TestConnections.Client writer = join("faulty", "writer", "read", "write");
+    assertEquals("faulty", announced().topic());
+    CONNECTIONS.faulty.add("fault");
+    TestProbe<TopicActor.JoinResult> lost = KIT.createTestProbe();
+    registry.tell(new TopicRegistry.Join(TestConnections.connection("faulty", "fault", "read"), lost.ref()));
+    // the topic actor failed on that join: its clients are told, and reconnect
+    assertEquals(CloseCodes.INTERNAL_ERROR, reader.nextCloseCode());
+    assertEquals(CloseCodes.INTERNAL_ERROR, writer.nextCloseCode());
+    Await.until(
+        "the failed topic's connections to leave the node's directory",
+        TestConnections.WAIT,
+        () -> CONNECTIONS.directory.connections().stream().noneMatch(c -> c.grant().topic().equals("faulty")));
+    assertTrue(
+        events().stream().anyMatch(e -> e.kind().equals("failure") && e.subject().equals("faulty")),
+        "the failure is among the node's recent events: " + events());
+    // the topic is served again, by a new topic actor
+    TestConnections.Client back = join("faulty", "reader", "read");
+    TestConnections.Client again = join("faulty", "writer", "read", "write");
+    again.sendText("after the failure");
+    assertEquals("after the failure", back.nextText());
+    assertEquals(1.0, CONNECTIONS.metrics.topicFailures.get(), "topic failures counted");
   }
 
   @Test
