@@ -7,6 +7,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpRequestDecoder;
@@ -157,7 +158,7 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
     if (problem != null
         || !request.protocolVersion().equals(HttpVersion.HTTP_1_1)
         || headers.getAll("Host").size() != 1
-        || HttpUtil.isContentLengthSet(request)
+        || HttpUtil.isContentLengthSet(request) && !headers.getAll(HttpHeaderNames.CONTENT_LENGTH).equals(List.of("0")) // 0: Java 17.0.15's client
         || HttpUtil.isTransferEncodingChunked(request)) {
       throw new ApiException(400, "expected a WebSocket upgrade");
     }

@@ -77,6 +77,10 @@ class RelayHandshakeTest {
     assertRefused(400, "expected a WebSocket upgrade", "GET /session/lab HTTP/1.0\r\n" + UPGRADE_FIELDS + "\r\n");
     assertRefused(
         400, "expected a WebSocket upgrade", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS.replace("Host: relay\r\n", "") + "\r\n");
+    assertRefused(400, "expected a WebSocket upgrade", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS + "Content-Length: 2\r\n\r\n{}");
+    assertRefused(400, "expected a WebSocket upgrade", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+    // a body of no bytes is none: the JDK's HTTP client of Java 17.0.15 says so in every upgrade, which goes on to its code
+    assertRefused(401, "missing code", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS + "Content-Length: 0\r\n\r\n");
     String version8 = exchange("GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS.replace("Version: 13", "Version: 8") + "\r\n");
     assertTrue(version8.startsWith("HTTP/1.1 426 ") && version8.contains("\r\nSec-WebSocket-Version: 13\r\n"), version8);
   }
