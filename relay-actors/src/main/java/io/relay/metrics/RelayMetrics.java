@@ -55,10 +55,10 @@ public final class RelayMetrics {
   public final Counter claims = counter("relay_claims", "Topic claims this node made (first connection of a topic)");
   public final Counter evictions =
       counter("relay_evictions", "Topics this node gave up to a newer claim (connections closed with 4001)");
-  public final Counter topicFailures =
+  public final Counter topicFaults =
       counter(
-          "relay_topic_failures",
-          "Topic actors that failed (a fault in the node, logged at ERROR): their connections closed with 1011, the topic served again by a new actor");
+          "relay_topic_faults",
+          "Faults in the node's topic actors (bugs, logged at ERROR): a join one could not complete (refused with 500), or one failing (its connections closed with 1011, the topic served again by a new actor)");
   public final Counter flapping =
       counter("relay_flapping", "Evictions of a topic evicted shortly before: a lasting ring disagreement");
   public final Counter connectionsShed =

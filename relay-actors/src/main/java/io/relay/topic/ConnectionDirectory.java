@@ -7,7 +7,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Every live connection of this node, for reports and gauges; written only by topic actors.
+ * Every live connection of this node, for reports and gauges; written by topic actors (and by
+ * their registry for the connections of one that failed).
  */
 public final class ConnectionDirectory {
   private final ConcurrentHashMap<Long, Connection> connections = new ConcurrentHashMap<>();

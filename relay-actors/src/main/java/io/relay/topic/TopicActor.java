@@ -21,7 +21,8 @@ import org.slf4j.spi.LoggingEventBuilder;
 
 /**
  * One hosted topic: owns its connections and their permissions, publishes its readers to the
- * {@link Room}, and is the only thing that closes them (deny, expiry, eviction, drain).
+ * {@link Room}, and closes them (deny, expiry, eviction, drain); if it fails, its registry closes
+ * them (1011).
  */
 public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
 
@@ -121,13 +122,28 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
   private Behavior<Command> onJoin(Join join) {
     joins++; // every join the registry sent, refused or not: it compares the count when the topic goes idle
     Connection connection = join.connection();
+    try {
+      join(connection, join.replyTo());
+    } catch (RuntimeException fault) {
+      // a fault in the node: this one join is refused, the topic's other connections go on
+      if (members.remove(connection.id()) != null) {
+        forget(connection);
+      }
+      shared.metrics().topicFaults.inc();
+      context.getLog().error("joining a connection to topic {} failed; refused with 500", topic, fault);
+      join.replyTo().tell(new Refused(500, "internal error", null));
+    }
+    if (members.isEmpty()) {
+      registry.tell(new TopicRegistry.TopicIdle(topic, context.getSelf(), joins));
+    }
+    return this;
+  }
+
+  private void join(Connection connection, ActorRef<JoinResult> replyTo) {
     if (shared.denyVerdicts().verdict(connection.grant().bookingId()) == DenyList.Verdict.DENIED) {
       // denied after the admission checked it, before this join: the booking's close has passed here
-      join.replyTo().tell(new Refused(403, "booking denied", null));
-      if (members.isEmpty()) {
-        registry.tell(new TopicRegistry.TopicIdle(topic, context.getSelf(), joins));
-      }
-      return this;
+      replyTo.tell(new Refused(403, "booking denied", null));
+      return;
     }
     members.put(connection.id(), connection);
     connection.joined(room, context.getSelf());
@@ -139,9 +155,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     timers.startSingleTimer(new Expire(connection.id()), untilExpiryCheck(Instant.now(), grant.expiresAt()));
     timers.startSingleTimer(
         new AttachDeadline(connection.id()), shared.settings().attachTimeout());
-    join.replyTo()
-        .tell(new Joined(new ConnectionHandler(connection, shared.settings(), shared.metrics(), shared.budget())));
-    return this;
+    replyTo.tell(new Joined(new ConnectionHandler(connection, shared.settings(), shared.metrics(), shared.budget())));
   }
 
   private Behavior<Command> onLeft(Left left) {

@@ -10,9 +10,11 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -94,6 +96,8 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   private final LongSupplier clock;
   private final ClaimBook book;
   private final Map<String, Hosted> topics = new HashMap<>();
+  /** Topic actors told to stop and not yet stopped: any other that stops has failed. */
+  private final Set<ActorRef<TopicActor.Command>> stopping = new HashSet<>();
   private final ArrayDeque<ClusterEvent> events = new ArrayDeque<>();
   private long incarnations;
 
@@ -272,39 +276,52 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   }
 
   /**
-   * A topic actor stopped. One the registry stopped (idle) or evicted has no connections left here;
-   * one that failed may have: nothing would close them any more (no deny, expiry or drain) and
-   * every join of its topic would time out. They close with 1011, leave the node's directory, and
-   * the next join of the topic gets a new topic actor and claims the topic again.
+   * A topic actor stopped. One the registry told to stop was idle. Any other failed, and may have
+   * left connections here that nothing would close any more (no deny, expiry or drain), while
+   * every join of its topic would time out: they close with 1011 and leave the node's directory
+   * now (their own ends would tell only the failed actor), and the next join of the topic gets a
+   * new topic actor and claims the topic again.
    */
   private Behavior<Command> onTopicStopped(TopicStopped stopped) {
+    if (stopping.remove(stopped.actor())) {
+      return this;
+    }
     Hosted hosted = topics.get(stopped.topic());
     if (hosted != null && hosted.actor().equals(stopped.actor())) {
       topics.remove(stopped.topic());
       book.release(stopped.topic());
-      shared.metrics().topicFailures.inc();
-      record("failure", stopped.topic(), "its topic actor failed; its connections closed with 1011");
-      context.getLog().error("the actor of topic {} failed; closing its connections here with 1011", stopped.topic());
     }
+    shared.metrics().topicFaults.inc();
+    record("failure", stopped.topic(), "its topic actor failed; its connections closed with 1011");
+    context.getLog().error("the actor of topic {} failed; closing its connections here with 1011", stopped.topic());
     for (Connection orphan : shared.directory().connections()) {
       if (stopped.actor().equals(orphan.topicActor())) {
+        // counted as it ended or will end: by the client, with a close of the topic's, or with 1011
+        int earlier = orphan.closeCode();
+        boolean ended = orphan.outbound().isDisposed();
         orphan.close(CloseCodes.INTERNAL_ERROR, "internal error");
         shared.directory().remove(orphan);
-        shared.metrics().connectionsClosed.labelValues(String.valueOf(CloseCodes.INTERNAL_ERROR)).inc();
+        String code = earlier != 0 ? String.valueOf(earlier) : ended ? "client" : String.valueOf(CloseCodes.INTERNAL_ERROR);
+        shared.metrics().connectionsClosed.labelValues(code).inc();
       }
     }
     return this;
+  }
+
+  private void stop(ActorRef<TopicActor.Command> actor) {
+    stopping.add(actor);
+    actor.tell(TopicActor.Stop.INSTANCE);
   }
 
   private Behavior<Command> onTopicIdle(TopicIdle idle) {
     Hosted hosted = topics.get(idle.topic());
     if (hosted == null || !hosted.actor().equals(idle.actor())) {
       // an evicted incarnation: no join is routed to it any more
-      idle.actor().tell(TopicActor.Stop.INSTANCE);
+      stop(idle.actor());
     } else if (hosted.joinsSent() == idle.joins()) {
       topics.remove(idle.topic());
       book.release(idle.topic());
-      idle.actor().tell(TopicActor.Stop.INSTANCE);
+      stop(idle.actor());
     }
     return this;
   }

@@ -53,17 +53,28 @@ final class TestConnections {
   final ConnectionDirectory directory = new ConnectionDirectory();
   /** Bookings the topics' deny verdicts call denied. */
   final Set<String> denied = ConcurrentHashMap.newKeySet();
-  /** Bookings whose deny verdict throws: a fault in code a topic actor calls, for the tests of its failure. */
-  final Set<String> faulty = ConcurrentHashMap.newKeySet();
+  /** Bookings whose deny verdict throws: a fault in the code a topic actor runs on a join. */
+  final Set<String> faultyBookings = ConcurrentHashMap.newKeySet();
+  /** Topics whose room throws when its readers change: a fault that makes the topic actor fail. */
+  final Set<String> faultyRooms = ConcurrentHashMap.newKeySet();
   final TopicActor.Context context;
 
   TestConnections(ActorTestKit kit, String node) {
     this.kit = kit;
     this.context =
         new TopicActor.Context(
-            RelaySettings.create(kit.system().settings().config()), metrics, MemoryBudget.unlimited(), directory, node, SpecialTopics.NONE,
+            RelaySettings.create(kit.system().settings().config()), metrics, MemoryBudget.unlimited(), directory, node,
+            (topic, actor) -> new Room(metrics, MemoryBudget.unlimited()) {
+              @Override
+              public void setReaders(Connection[] readers) {
+                if (faultyRooms.contains(topic)) {
+                  throw new IllegalStateException("a fault in the room of topic " + topic + ", made by the test");
+                }
+                super.setReaders(readers);
+              }
+            },
             booking -> {
-              if (faulty.contains(booking)) {
+              if (faultyBookings.contains(booking)) {
                 throw new IllegalStateException("a fault in the deny verdict of booking " + booking + ", made by the test");
               }
               return denied.contains(booking) ? DenyList.Verdict.DENIED : DenyList.Verdict.ALLOWED;

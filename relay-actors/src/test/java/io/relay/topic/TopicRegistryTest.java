@@ -171,29 +171,62 @@ class TopicRegistryTest {
   }
 
   @Test
+  void aFaultInOneJoinRefusesItWith500AndTheTopicsOtherConnectionsGoOn() throws Exception {
+    TestConnections.Client reader = join("fault-in-a-join", "reader", "read");
+    TestConnections.Client writer = join("fault-in-a-join", "writer", "read", "write");
+    double faults = CONNECTIONS.metrics.topicFaults.get();
+    CONNECTIONS.faultyBookings.add("faulty");
+    try {
+      TopicActor.JoinResult refused = joinResult(TestConnections.connection("fault-in-a-join", "faulty", "read"));
+      assertTrue(refused instanceof TopicActor.Refused r && r.status() == 500, "the faulty join is refused with 500: " + refused);
+    } finally {
+      CONNECTIONS.faultyBookings.remove("faulty");
+    }
+    writer.sendText("after a fault in another's join");
+    assertEquals("after a fault in another's join", reader.nextText());
+    assertEquals(faults + 1, CONNECTIONS.metrics.topicFaults.get(), "the fault is counted");
+  }
+
+  @Test
   void aTopicActorThatFailsIsReplacedAndItsConnectionsCloseWith1011() throws Exception {
-    TestConnections.Client reader = join("faulty", "reader", "read");
-    TestConnections.Client writer = join("faulty", "writer", "read", "write");
-    assertEquals("faulty", announced().topic());
-    CONNECTIONS.faulty.add("fault");
-    TestProbe<TopicActor.JoinResult> lost = KIT.createTestProbe();
-    registry.tell(new TopicRegistry.Join(TestConnections.connection("faulty", "fault", "read"), lost.ref()));
-    // the topic actor failed on that join: its clients are told, and reconnect
-    assertEquals(CloseCodes.INTERNAL_ERROR, reader.nextCloseCode());
-    assertEquals(CloseCodes.INTERNAL_ERROR, writer.nextCloseCode());
+    String topic = "faulty-room";
+    TestConnections.Client reader = join(topic, "reader", "read");
+    TestConnections.Client writer = join(topic, "writer", "read", "write");
+    TestConnections.Client leaver = join(topic, "leaver", "read");
+    assertEquals(topic, announced().topic());
+    double faults = CONNECTIONS.metrics.topicFaults.get();
+    double closed1011 = CONNECTIONS.metrics.connectionsClosed.labelValues("1011").get();
+    CONNECTIONS.faultyRooms.add(topic);
+    try {
+      leaver.vanish(); // the topic actor fails as it publishes its readers without the leaver
+      assertEquals(CloseCodes.INTERNAL_ERROR, reader.nextCloseCode());
+      assertEquals(CloseCodes.INTERNAL_ERROR, writer.nextCloseCode());
+    } finally {
+      CONNECTIONS.faultyRooms.remove(topic);
+    }
     Await.until(
         "the failed topic's connections to leave the node's directory",
         TestConnections.WAIT,
-        () -> CONNECTIONS.directory.connections().stream().noneMatch(c -> c.grant().topic().equals("faulty")));
+        () -> CONNECTIONS.directory.connections().stream().noneMatch(c -> c.grant().topic().equals(topic)));
+    assertEquals(faults + 1, CONNECTIONS.metrics.topicFaults.get(), "the failure is counted");
+    assertEquals(closed1011 + 2, CONNECTIONS.metrics.connectionsClosed.labelValues("1011").get(), "its two connections are counted under 1011");
     assertTrue(
-        events().stream().anyMatch(e -> e.kind().equals("failure") && e.subject().equals("faulty")),
+        events().stream().anyMatch(e -> e.kind().equals("failure") && e.subject().equals(topic)),
         "the failure is among the node's recent events: " + events());
-    // the topic is served again, by a new topic actor
-    TestConnections.Client back = join("faulty", "reader", "read");
-    TestConnections.Client again = join("faulty", "writer", "read", "write");
+    // the topic is served again, by a new topic actor that claims it again
+    TestConnections.Client back = join(topic, "reader", "read");
+    TestConnections.Client again = join(topic, "writer", "read", "write");
+    assertEquals(topic, announced().topic());
     again.sendText("after the failure");
     assertEquals("after the failure", back.nextText());
-    assertEquals(1.0, CONNECTIONS.metrics.topicFailures.get(), "topic failures counted");
+    // a topic actor stopped when idle is no failure
+    back.vanish();
+    again.vanish();
+    Await.until(
+        "the topic's last connections to leave", TestConnections.WAIT, () -> CONNECTIONS.directory.connections().stream().noneMatch(c -> c.grant().topic().equals(topic)));
+    join(topic, "later", "read");
+    assertEquals(topic, announced().topic(), "a later join claims the topic again: its idle actor had stopped");
+    assertEquals(faults + 1, CONNECTIONS.metrics.topicFaults.get(), "an idle stop is not counted as a fault");
   }
 
   @Test
