@@ -27,14 +27,14 @@ import picocli.CommandLine;
  * checked byte for byte; every node's heap after a full GC, resident memory, descriptors and
  * threads are sampled as it goes, with the classes of its live objects ({@link SoakReport}).
  *
- * <p>{@code -Drelay.soak.minutes} sets the length (3 in {@code mvn -B verify}); {@code
+ * <p>{@code -Drelay.soak.minutes} sets the length (2 in {@code mvn -B verify}); {@code
  * -Drelay.soak.record=<file>} writes the report there too ({@code multi-jvm-tests/soak} runs two
  * hours and records docs/soak.md). The report's slopes are figures, not assertions: what this test
  * asserts is what a participant sees (no frame of another session, corrupt, missing from a reader
  * that kept reading, or out of order) and that no node counted a buffer fault or logged a secret.
  */
 class SoakIT {
-  private static final Duration MINUTES = Duration.ofMinutes(Long.getLong("relay.soak.minutes", 3));
+  private static final Duration MINUTES = Duration.ofMinutes(Long.getLong("relay.soak.minutes", 2));
   private static final boolean LONG = MINUTES.compareTo(Duration.ofMinutes(30)) >= 0;
   private static final Duration KILL_EVERY = min(Duration.ofMinutes(30), MINUTES.dividedBy(2));
   private static final Duration SAMPLE_EVERY = min(Duration.ofMinutes(10), MINUTES.dividedBy(6));
