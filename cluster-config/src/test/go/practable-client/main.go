@@ -74,6 +74,7 @@ func main() {
 		for lines.Scan() {
 			kind, arg, _ := strings.Cut(lines.Text(), " ")
 			var err error
+			conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			switch kind {
 			case "text":
 				err = conn.WriteMessage(websocket.TextMessage, []byte(arg))
@@ -90,6 +91,9 @@ func main() {
 			if err != nil {
 				say("error %v", err)
 			}
+		}
+		if err := lines.Err(); err != nil {
+			say("error reading commands: %v", err)
 		}
 	}()
 	for {

@@ -79,6 +79,9 @@ class RelayHandshakeTest {
         400, "expected a WebSocket upgrade", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS.replace("Host: relay\r\n", "") + "\r\n");
     assertRefused(400, "expected a WebSocket upgrade", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS + "Content-Length: 2\r\n\r\n{}");
     assertRefused(400, "expected a WebSocket upgrade", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+    assertRefused(400, "expected a WebSocket upgrade", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS + "Content-Length: 00\r\n\r\n");
+    assertRefused(400, "malformed request", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS + "Content-Length: 0\r\nContent-Length: 0\r\n\r\n");
+    assertRefused(400, "malformed request", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS + "Content-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
     // a body of no bytes is none: the JDK's HTTP client of Java 17.0.15 says so in every upgrade, which goes on to its code
     assertRefused(401, "missing code", "GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS + "Content-Length: 0\r\n\r\n");
     String version8 = exchange("GET /session/lab HTTP/1.1\r\n" + UPGRADE_FIELDS.replace("Version: 13", "Version: 8") + "\r\n");

@@ -68,6 +68,7 @@ class SoakIT {
 
       long nextSample = 0;
       long nextKill = KILL_EVERY.toNanos();
+      int kills = 0;
       long end = MINUTES.toNanos();
       while (true) {
         long now = System.nanoTime() - start;
@@ -90,6 +91,7 @@ class SoakIT {
           startedAt.put(back, System.nanoTime() - start);
           proxy.reload(cluster.running());
           report.killed(now, victim.name);
+          kills++;
           nextKill += KILL_EVERY.toNanos();
         } else if (now >= end) {
           break;
@@ -98,6 +100,7 @@ class SoakIT {
           TimeUnit.NANOSECONDS.sleep(Math.max(1, next - now)); // the schedule of samples and kills
         }
       }
+      assertTrue(kills > 0, "a node was killed and started again during the soak (a sampling round can push the kill past its window)");
       result = running.get(2, TimeUnit.MINUTES);
       for (NodeProcess node : cluster.running()) {
         faults.addAll(faults(node));

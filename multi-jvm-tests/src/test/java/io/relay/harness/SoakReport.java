@@ -220,9 +220,9 @@ final class SoakReport {
     }
   }
 
-  /** "90 s", "30 minutes". */
+  /** "60 s", "90 s", "30 minutes". */
   private static String spoken(Duration d) {
-    return d.toSecondsPart() == 0 && d.toMinutes() > 0 ? d.toMinutes() + " minutes" : d.toSeconds() + " s";
+    return d.toSecondsPart() == 0 && d.toMinutes() > 1 ? d.toMinutes() + " minutes" : d.toSeconds() + " s";
   }
 
   private static double minutes(long nanos) {
