@@ -54,7 +54,7 @@ final class NodeGeneratorSection {
         + "The generators differ in what their latency includes ([benchmark-notes.md](benchmark-notes.md), \"The independent generator\").\n\n"
         + "| measure | generator | relay | best nchan | relay / nchan |\n|---|---|---|---|---|\n");
     for (Map<String, Object> x : node) {
-      if (x.get("serverCpuPct") != null) x.put("cpuPerMBps", Results.num(x.get("serverCpuPct")) / Results.num(x.get("deliveredMBps")));
+      if (x.get("serverCpuPct") != null) x.put("cpuPerMBps", Results.cpuPerMBps(x));
     }
     row(t, java, node, "W1", "p99Ms", false, "W1 p99 ms");
     row(t, java, node, "W1", "cpuPerMBps", false, "W1 server CPU % per delivered MB/s");

@@ -57,6 +57,9 @@ final class Results {
   }
 
   static double num(Object o) { return o instanceof Double d ? d : Double.NaN; }
+
+  /** A run's (or a W4 step's) server CPU % per delivered MB/s. */
+  static double cpuPerMBps(Map<String, Object> run) { return num(run.get("serverCpuPct")) / num(run.get("deliveredMBps")); }
   static String str(Object o) { return o == null ? "" : o.toString(); }
   @SuppressWarnings("unchecked") static Map<String, Object> obj(Object o) { return (Map<String, Object>) o; }
   @SuppressWarnings("unchecked") static List<Object> list(Object o) { return o == null ? List.of() : (List<Object>) o; }

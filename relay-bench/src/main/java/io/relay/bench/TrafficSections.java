@@ -59,7 +59,7 @@ final class TrafficSections {
    * W3 shows where its pace is set by the loopback path and the generator rather than by the server.
    */
   static void cpuPerMBps(List<Map<String, Object>> rows, String measure) {
-    rows.forEach(x -> x.put("cpuPerMBps", num(x.get("serverCpuPct")) / num(x.get("deliveredMBps"))));
+    rows.forEach(x -> x.put("cpuPerMBps", Results.cpuPerMBps(x)));
     ratio(rows, "cpuPerMBps", false, 1.0, measure + " server CPU % per delivered MB/s");
   }
 
@@ -117,7 +117,7 @@ final class TrafficSections {
         for (Object o : list(r.get("steps"))) {
           if (Boolean.TRUE.equals(obj(o).get("pass"))) pass = obj(o);
         }
-        r.put("passCpuPerMBps", pass == null ? Double.POSITIVE_INFINITY : num(pass.get("serverCpuPct")) / num(pass.get("deliveredMBps")));
+        r.put("passCpuPerMBps", pass == null ? Double.POSITIVE_INFINITY : Results.cpuPerMBps(pass));
       }
       ratio(w4, "passCpuPerMBps", false, 1.0, "W4 server CPU % per delivered MB/s at the highest passing step");
       md.append(String.format(Locale.ROOT, "W4 best relay / loopback TCP: %.0f %%%n%n", 100 * best(w4, "relay", "highestPassingMBps", true) * 8e6 / tcp));
