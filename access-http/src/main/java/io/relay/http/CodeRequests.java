@@ -22,7 +22,6 @@ import org.apache.pekko.http.javadsl.model.HttpResponse;
  * @param busy the answer when the gate has no room
  */
 record CodeRequests(SessionRoutes sessions, AdmissionGate gate, Cors cors, HttpResponse busy) {
-  private static final String PREFIX = "/session";
 
   /** The answer to {@code request} when it is a code request, or null to leave it to the route. */
   CompletionStage<HttpResponse> answer(FullHttpRequest request) {
@@ -32,7 +31,7 @@ record CodeRequests(SessionRoutes sessions, AdmissionGate gate, Cors cors, HttpR
     String path = new QueryStringDecoder(request.uri()).rawPath();
     List<String> authorization = request.headers().getAll("Authorization");
     List<String> origins = request.headers().getAll("Origin");
-    if (!SessionRoutes.isCodeRequestPath(path)
+    if (!SessionRoutes.isSessionPath(path)
         || path.indexOf('%') >= 0
         || authorization.size() > 1
         || origins.size() > 1) {
@@ -44,7 +43,7 @@ record CodeRequests(SessionRoutes sessions, AdmissionGate gate, Cors cors, HttpR
     }
     CompletionStage<HttpResponse> answer;
     try {
-      answer = sessions.answer(authorization.stream().findFirst(), path.substring(PREFIX.length()));
+      answer = sessions.answer(authorization.stream().findFirst(), path.substring(SessionRoutes.PREFIX.length()));
     } catch (RuntimeException e) {
       gate.leave();
       throw e;

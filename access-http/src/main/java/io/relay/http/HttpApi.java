@@ -85,7 +85,7 @@ public final class HttpApi extends AllDirectives {
     Route routes =
         concat(
             // only code requests count as admissions: /bids and /status stay open under a flood
-            extractUnmatchedPath(path -> SessionRoutes.isCodeRequestPath(path) ? post(() -> admissions.admit(busy, () -> session)) : reject()),
+            extractUnmatchedPath(path -> SessionRoutes.isSessionPath(path) ? post(() -> admissions.admit(busy, () -> session)) : reject()),
             session,
             new BidsRoutes(
                     guard,

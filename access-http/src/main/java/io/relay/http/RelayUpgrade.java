@@ -41,7 +41,6 @@ import java.util.function.Function;
  * written to its readers by the thread that read them, with no hand-over between threads.
  */
 final class RelayUpgrade extends ChannelInboundHandlerAdapter {
-  private static final String PREFIX = "/session";
   private static final String DECODER = "http-decoder";
   private static final String ENCODER = "http-encoder";
   private static final String NAME = "relay-upgrade";
@@ -142,13 +141,13 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
       throw new ApiException(400, "malformed request target");
     }
     String path = target.rawPath();
-    if (!path.equals(PREFIX) && !path.startsWith(PREFIX + "/")) {
+    if (!SessionRoutes.isSessionPath(path)) {
       throw new ApiException(404, "The requested resource could not be found.");
     }
     if (!request.method().name().equals("GET")) {
       throw new ApiException(405, "HTTP method not allowed, supported methods: GET");
     }
-    String topic = admission.topic(path.substring(PREFIX.length()));
+    String topic = admission.topic(path.substring(SessionRoutes.PREFIX.length()));
     HttpHeaders headers = request.headers();
     Handshake.Problem problem =
         Handshake.check(header(headers, "Upgrade"), header(headers, "Connection"), key, header(headers, "Sec-WebSocket-Version"));

@@ -1,7 +1,6 @@
 package io.relay.http;
 
 import static org.apache.pekko.http.javadsl.server.Directives.extractUnmatchedPath;
-import static org.apache.pekko.http.javadsl.server.Directives.pathPrefix;
 import static org.apache.pekko.http.javadsl.server.Directives.post;
 import static org.apache.pekko.http.javadsl.server.Directives.reject;
 
@@ -29,14 +28,17 @@ record SessionRoutes(
     DenyVerdicts denyVerdicts,
     RelayMetrics metrics,
     ActorSystem<?> system) {
-  /** Whether {@code path} is {@code /session} or a path below it ({@code /sessionlab} is another path). */
-  static boolean isCodeRequestPath(String path) {
-    return path.equals("/session") || path.startsWith("/session/");
+  /** The path of code requests and of relay upgrades; the topic follows it. */
+  static final String PREFIX = "/session";
+
+  /** Whether {@code path} is {@link #PREFIX} or a path below it ({@code /sessionlab} is another path). */
+  static boolean isSessionPath(String path) {
+    return path.equals(PREFIX) || path.startsWith(PREFIX + "/");
   }
 
   Route route() {
-    return extractUnmatchedPath(full -> isCodeRequestPath(full)
-        ? pathPrefix("session", () -> post(() -> extractUnmatchedPath(path -> guard.route(null, claims -> issue(path, claims)))))
+    return extractUnmatchedPath(path -> isSessionPath(path)
+        ? post(() -> guard.route(null, claims -> issue(path.substring(PREFIX.length()), claims)))
         : reject());
   }
 
