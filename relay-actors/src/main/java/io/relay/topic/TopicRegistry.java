@@ -10,15 +10,15 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.ChildFailed;
+import org.apache.pekko.actor.typed.Terminated;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -45,7 +45,6 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   /** Adds an accepted connection to its topic, creating and claiming the topic if needed. */
   public record Join(Connection connection, ActorRef<TopicActor.JoinResult> replyTo) implements Command {}
 
-  /** Closes every connection of a denied booking with 4003, on this node. */
   /**
    * Closes the connections of a denied booking with 4003.
    *
@@ -74,9 +73,6 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   /** From a topic actor whose last connection left, having seen {@code joins} joins. */
   record TopicIdle(String topic, ActorRef<TopicActor.Command> actor, long joins) implements Command {}
 
-  /** A topic actor stopped: asked to when idle, or because it failed. */
-  private record TopicStopped(String topic, ActorRef<TopicActor.Command> actor) implements Command {}
-
   private record ClaimsHeard(ClaimAnnouncement announcement) implements Command {}
 
   private enum PublishDigest implements Command {
@@ -96,8 +92,8 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   private final LongSupplier clock;
   private final ClaimBook book;
   private final Map<String, Hosted> topics = new HashMap<>();
-  /** Topic actors told to stop and not yet stopped: any other that stops has failed. */
-  private final Set<ActorRef<TopicActor.Command>> stopping = new HashSet<>();
+  /** The topic of each living topic actor: one that fails is known by its reference only. */
+  private final Map<ActorRef<?>, String> topicOf = new HashMap<>();
   private final ArrayDeque<ClusterEvent> events = new ArrayDeque<>();
   private long incarnations;
 
@@ -136,9 +132,10 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
         .onMessage(DrainStep.class, this::onDrainStep)
         .onMessage(Report.class, this::onReport)
         .onMessage(TopicIdle.class, this::onTopicIdle)
-        .onMessage(TopicStopped.class, this::onTopicStopped)
         .onMessage(ClaimsHeard.class, this::onClaimsHeard)
         .onMessage(PublishDigest.class, this::onPublishDigest)
+        .onSignal(ChildFailed.class, this::onTopicFailed)
+        .onSignal(Terminated.class, this::onTopicStopped)
         .build();
   }
 
@@ -169,7 +166,8 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   private ActorRef<TopicActor.Command> spawnTopic(String topic) {
     String name = "topic-" + URLEncoder.encode(topic, StandardCharsets.UTF_8) + "-" + (++incarnations);
     ActorRef<TopicActor.Command> actor = context.spawn(TopicActor.create(topic, context.getSelf(), shared), name);
-    context.watchWith(actor, new TopicStopped(topic, actor));
+    context.watch(actor);
+    topicOf.put(actor, topic);
     return actor;
   }
 
@@ -275,27 +273,32 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     return this;
   }
 
+  /** A topic actor stopped as it was told to, idle. */
+  private Behavior<Command> onTopicStopped(Terminated stopped) {
+    topicOf.remove(stopped.getRef());
+    return this;
+  }
+
   /**
-   * A topic actor stopped. One the registry told to stop was idle. Any other failed, and may have
-   * left connections here that nothing would close any more (no deny, expiry or drain), while
-   * every join of its topic would time out: they close with 1011 and leave the node's directory
-   * now (their own ends would tell only the failed actor), and the next join of the topic gets a
-   * new topic actor and claims the topic again.
+   * A topic actor failed (Pekko stops a typed actor that throws). It may have left connections
+   * here that nothing would close any more (no deny, expiry or drain), while every join of its
+   * topic would time out: they close with 1011 and leave the node's directory now (their own ends
+   * would tell only the failed actor), and the next join of the topic gets a new topic actor and
+   * claims the topic again.
    */
-  private Behavior<Command> onTopicStopped(TopicStopped stopped) {
-    if (stopping.remove(stopped.actor())) {
-      return this;
-    }
-    Hosted hosted = topics.get(stopped.topic());
-    if (hosted != null && hosted.actor().equals(stopped.actor())) {
-      topics.remove(stopped.topic());
-      book.release(stopped.topic());
+  private Behavior<Command> onTopicFailed(ChildFailed failed) {
+    ActorRef<?> actor = failed.getRef();
+    String topic = topicOf.remove(actor);
+    Hosted hosted = topics.get(topic);
+    if (hosted != null && hosted.actor().equals(actor)) {
+      topics.remove(topic);
+      book.release(topic);
     }
     shared.metrics().topicFaults.inc();
-    record("failure", stopped.topic(), "its topic actor failed; its connections closed with 1011");
-    context.getLog().error("the actor of topic {} failed; closing its connections here with 1011", stopped.topic());
+    record("failure", topic, "its topic actor failed; its connections closed with 1011");
+    context.getLog().error("the actor of topic {} failed; closing its connections here with 1011", topic);
     for (Connection orphan : shared.directory().connections()) {
-      if (stopped.actor().equals(orphan.topicActor())) {
+      if (actor.equals(orphan.topicActor())) {
         // counted as it ended or will end: by the client, with a close of the topic's, or with 1011
         int earlier = orphan.closeCode();
         boolean ended = orphan.outbound().isDisposed();
@@ -308,20 +311,15 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     return this;
   }
 
-  private void stop(ActorRef<TopicActor.Command> actor) {
-    stopping.add(actor);
-    actor.tell(TopicActor.Stop.INSTANCE);
-  }
-
   private Behavior<Command> onTopicIdle(TopicIdle idle) {
     Hosted hosted = topics.get(idle.topic());
     if (hosted == null || !hosted.actor().equals(idle.actor())) {
       // an evicted incarnation: no join is routed to it any more
-      stop(idle.actor());
+      idle.actor().tell(TopicActor.Stop.INSTANCE);
     } else if (hosted.joinsSent() == idle.joins()) {
       topics.remove(idle.topic());
       book.release(idle.topic());
-      stop(idle.actor());
+      idle.actor().tell(TopicActor.Stop.INSTANCE);
     }
     return this;
   }

@@ -230,6 +230,33 @@ class TopicRegistryTest {
   }
 
   @Test
+  void anEvictedTopicActorThatFailsAfterItWasToldToStopIsAFaultToo() throws Exception {
+    String topic = "evicted-then-faulty";
+    TestConnections.Client reader = join(topic, "reader", "read");
+    Claim ours = announced();
+    ActorRef<TopicActor.Command> evicted =
+        CONNECTIONS.directory.connections().stream().filter(c -> c.grant().topic().equals(topic)).findFirst().orElseThrow().topicActor();
+    claims.tell(Topic.publish(new ClaimAnnouncement(OTHER, List.of(new Claim(topic, OTHER, ours.stamp() + 1)))));
+    assertEquals(CloseCodes.TOPIC_MOVED, reader.nextCloseCode());
+    double faults = CONNECTIONS.metrics.topicFaults.get();
+    CONNECTIONS.faultyRooms.add(topic);
+    try {
+      // the registry tells the evicted incarnation to stop while its reader is still there, so it
+      // goes on (events() answers once the registry has sent the stop); then it fails as it
+      // publishes its readers without the one that left
+      registry.tell(new TopicRegistry.TopicIdle(topic, evicted, 0));
+      events();
+      reader.vanish();
+      Await.until("the evicted topic actor's failure to be counted", TestConnections.WAIT, () -> CONNECTIONS.metrics.topicFaults.get() == faults + 1);
+    } finally {
+      CONNECTIONS.faultyRooms.remove(topic);
+    }
+    assertTrue(
+        events().stream().anyMatch(e -> e.kind().equals("failure") && e.subject().equals(topic)),
+        "the failure is among the node's recent events: " + events());
+  }
+
+  @Test
   void aReportListsThisNodesConnections() {
     join("report", "a", "read");
     TestProbe<TopicRegistry.NodeReport> reply = KIT.createTestProbe();
