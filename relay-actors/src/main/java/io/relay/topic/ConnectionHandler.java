@@ -417,8 +417,10 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
 
   /**
    * Closes with 1013 at once, like a failure: the close goes out next and the connection ends
-   * once it is written. A channel that could not take more could not take the close either: it
-   * is cut off at once, which frees what it holds too.
+   * once it is written. One whose last frame is already on its way (its own 1013 for want of room
+   * for a message it was sending, or another failure's close) ends with it. A channel that could
+   * not take more could not take the close either, and one that waits for the client's close
+   * after its own has nothing more to send: they are cut off at once, which frees what they hold.
    */
   private void onShed() {
     if (ended) {
@@ -427,7 +429,8 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     endReason = SHED_REASON;
     inbound.discardMessages();
     connection.close(CloseCodes.TRY_AGAIN_LATER, "node memory budget");
-    if (!channel.isWritable() || !handshake.onFailure()) {
+    boolean waiting = handshake.awaitsPeerClose();
+    if (!channel.isWritable() || (!handshake.onFailure() && waiting)) {
       cutOff();
     }
   }

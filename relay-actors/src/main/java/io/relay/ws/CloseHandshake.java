@@ -65,6 +65,11 @@ public final class CloseHandshake {
     return true;
   }
 
+  /** Whether the server's close is on the wire and it waits for the peer's (or the close timeout). */
+  public boolean awaitsPeerClose() {
+    return state == State.CLOSE_SENT;
+  }
+
   /** Whether the server sent or is sending its last frame: data frames no longer go out. */
   public boolean isClosing() {
     return state != State.OPEN;

@@ -245,6 +245,18 @@ class ConnectionHandlerTest {
   }
 
   @Test
+  void aWriterTheBudgetShedsForWantOfRoomForItsOwnMessageIsToldWhyWith1013() throws InterruptedException {
+    // on a channel served by an event loop, as the relay port's are (an embedded channel runs the
+    // queued drain when it is closed, which a socket does not)
+    MemoryBudget small = new MemoryBudget(70_000, (holder, held) -> {});
+    Connection writer = TestConnections.connection("t", "w", "read", "write");
+    writer.joined(new Room(metrics, small), null);
+    TestConnections.Client client = TestConnections.run(new TopicActor.Joined(new ConnectionHandler(writer, settings, metrics, small)));
+    client.send(new ClientFrames().frame(WsFrames.BINARY, false, new byte[70_000]).frame(WsFrames.CONTINUATION, true, new byte[70_000]).bytes());
+    assertEquals(CloseCodes.TRY_AGAIN_LATER, client.nextCloseCode(), "the writer gets its close, not a reset");
+  }
+
+  @Test
   void aClientThatBreaksARuleIsClosedWithItsCodeAndNothingItSentIsRelayed() {
     EmbeddedChannel[] channels = writerAndReader();
     EmbeddedChannel writerChannel = channels[0];

@@ -96,7 +96,7 @@ final class TestConnections {
    * Serves a joined connection on an in-process channel, as the relay port would once the 101 is
    * written, and connects the client's side to it.
    */
-  Client run(TopicActor.JoinResult result) {
+  static Client run(TopicActor.JoinResult result) {
     assertTrue(result instanceof TopicActor.Joined, "joined: " + result);
     LocalAddress address = new LocalAddress("topic-test-" + IDS.incrementAndGet());
     Channel server =
@@ -141,6 +141,11 @@ final class TestConnections {
 
     void sendText(String text) {
       in.writeAndFlush(Unpooled.wrappedBuffer(new ClientFrames().text(text).bytes()));
+    }
+
+    /** Sends bytes as they are, a client's frames. */
+    void send(byte[] wire) {
+      in.writeAndFlush(Unpooled.wrappedBuffer(wire));
     }
 
     /** The client goes away without a closing handshake: its channel closes. */

@@ -37,7 +37,7 @@ class TopicActorTest {
   private TestConnections.Client join(ActorRef<TopicActor.Command> topic, Connection connection) {
     TestProbe<TopicActor.JoinResult> reply = KIT.createTestProbe();
     topic.tell(new TopicActor.Join(connection, reply.ref()));
-    return CONNECTIONS.run(reply.receiveMessage(TestConnections.WAIT));
+    return TestConnections.run(reply.receiveMessage(TestConnections.WAIT));
   }
 
   @Test

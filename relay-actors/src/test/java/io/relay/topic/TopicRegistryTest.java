@@ -75,7 +75,7 @@ class TopicRegistryTest {
   }
 
   private TestConnections.Client join(String topic, String booking, String... scopes) {
-    return CONNECTIONS.run(joinResult(TestConnections.connection(topic, booking, scopes)));
+    return TestConnections.run(joinResult(TestConnections.connection(topic, booking, scopes)));
   }
 
   /** The next claim this node announced (what the test published as another node's is passed over). */
@@ -109,7 +109,7 @@ class TopicRegistryTest {
     TopicActor.JoinResult held = joinResult(TestConnections.connection("moving", "b", "read"));
     assertTrue(held instanceof TopicActor.Refused refused && refused.status() == 503 && refused.retryAfter() != null, "held down: " + held);
     clock.addAndGet(Duration.ofSeconds(6).toMillis());
-    CONNECTIONS.run(joinResult(TestConnections.connection("moving", "c", "read")));
+    TestConnections.run(joinResult(TestConnections.connection("moving", "c", "read")));
     assertTrue(announced().stamp() > ours.stamp() + 1, "a claim after the hold-down is newer than the one that won");
   }
 
