@@ -138,8 +138,13 @@ final class NodeGuardian {
     metrics.gauge("relay_codes_replicated", "Unexpired codes in this node's replica, as of the last sweep", codeShards::codes);
     metrics.gauge(
         "relay_code_shard_largest",
-        "Unexpired codes in the fullest code shard of this node's replica, as of the last sweep (sized for 111 at 3,000 codes/s)",
+        "Unexpired codes in the fullest code shard of this node's replica, as of the last sweep (about 90 at 3,000 codes/s)",
         codeShards::largestShard);
+    metrics.gauge(
+        "relay_code_horizon_ahead_seconds",
+        "How far the furthest code shard's pruning horizon was ahead of this node's clock at the last sweep: "
+            + "another node's clock is ahead of this one's by more than the code sweep interval by that much (0: none)",
+        codeShards::horizonAheadSeconds);
     ActorRef<DenyList.Command> denyList =
         context.spawn(
             DenyList.create(relay, registry, cancels, () -> Instant.now().getEpochSecond(), state.denyList()),

@@ -21,8 +21,8 @@ import org.apache.pekko.cluster.ddata.ReplicatedDelta;
  * whatever the order. A code is written once, under 128 random bits, so two replicas never hold
  * different entries for one code; should they, the merge keeps the receiver's.
  *
- * <p>Issuing a code adds an entry; the sweep advances the horizon to its clock, which removes
- * the expired entries everywhere the horizon reaches. Neither leaves a tombstone, and a shard's
+ * <p>Issuing a code adds an entry; the sweep advances the horizon to a sweep interval before its
+ * clock ({@link CodeSweep}), which removes the entries expired by then everywhere the horizon reaches. Neither leaves a tombstone, and a shard's
  * replicated form is its entries and one number: no per-entry causal metadata (dots, version
  * vectors, writer addresses, timestamps), which an LWWMap carries for every entry and which
  * Distributed Data serialises again for every delta, digest and gossip round.
@@ -31,8 +31,7 @@ import org.apache.pekko.cluster.ddata.ReplicatedDelta;
  * bytes: Distributed Data compares replicas by a digest of their serialised form.
  *
  * <p>The shard is its own delta type, as Pekko's GSet is: the delta of an update is the entries it
- * added and the horizon it set. A node whose clock runs ahead prunes codes that early on every
- * node; redemption checks expiry against the redeeming node's clock anyway.
+ * added and the horizon it set. Redemption checks expiry against the redeeming node's clock.
  *
  * <p>The shard holds nothing of a node, but it takes part in Pekko's pruning of removed nodes
  * ({@link RemovedNodePruning}, pruning that changes nothing here): Distributed Data records in each
@@ -88,27 +87,27 @@ public final class CodeShard extends AbstractDeltaReplicatedData<CodeShard, Code
     return new CodeShard(Collections.unmodifiableMap(added), horizon, change);
   }
 
-  /** How many entries expire at or before {@code now}: what {@link #prunedTo} would remove. */
-  public int expiredAt(long now) {
+  /** How many entries expire at or before {@code time}: what {@link #prunedTo} would remove. */
+  public int expiredAt(long time) {
     int expired = 0;
     for (CodeEntry entry : entries.values()) {
-      if (entry.grant().codeExpiresAt() <= now) {
+      if (entry.grant().codeExpiresAt() <= time) {
         expired++;
       }
     }
     return expired;
   }
 
-  /** This shard with its horizon advanced to {@code now}: the entries expired by then removed. */
-  public CodeShard prunedTo(long now) {
-    if (now <= horizon) {
+  /** This shard with its horizon advanced to {@code time}: the entries expired by then removed. */
+  public CodeShard prunedTo(long time) {
+    if (time <= horizon) {
       return this;
     }
-    CodeShard change = new CodeShard(Map.of(), now, null);
+    CodeShard change = new CodeShard(Map.of(), time, null);
     if (delta != null) {
       change = delta.mergeData(change);
     }
-    return new CodeShard(unexpired(entries, Map.of(), now), now, change);
+    return new CodeShard(unexpired(entries, Map.of(), time), time, change);
   }
 
   @Override

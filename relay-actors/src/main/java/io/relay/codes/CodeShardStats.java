@@ -2,6 +2,7 @@ package io.relay.codes;
 
 import io.relay.RelaySettings;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -12,11 +13,14 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class CodeShardStats {
   private final AtomicIntegerArray codes = new AtomicIntegerArray(RelaySettings.CODE_SHARDS);
+  /** Per shard, milliseconds its horizon was ahead of this node's clock at the last sweep (0 if behind). */
+  private final AtomicLongArray horizonAhead = new AtomicLongArray(RelaySettings.CODE_SHARDS);
   private final LongAdder prunes = new LongAdder();
   private final LongAdder slices = new LongAdder();
 
-  void record(int shard, int unexpired) {
+  void record(int shard, int unexpired, long horizonAheadMillis) {
     codes.set(shard, unexpired);
+    horizonAhead.set(shard, Math.max(0, horizonAheadMillis));
   }
 
   void pruned() {
@@ -44,6 +48,21 @@ public final class CodeShardStats {
       total += codes.get(i);
     }
     return total;
+  }
+
+  /**
+   * How far the furthest shard's pruning horizon was ahead of this node's clock at the last sweep,
+   * in whole seconds rounded up; 0 when none was. More than 0 means a node's clock is ahead of this one's by more
+   * than {@code relay.code-sweep-interval} by that much: codes this node issued may be gone before
+   * they expire by its clock, and once it is more than {@code relay.code-ttl} ahead, codes it
+   * issues into such a shard are refused (503).
+   */
+  public long horizonAheadSeconds() {
+    long furthest = 0;
+    for (int i = 0; i < horizonAhead.length(); i++) {
+      furthest = Math.max(furthest, horizonAhead.get(i));
+    }
+    return (furthest + 999) / 1000;
   }
 
   /** Unexpired codes in the fullest shard, as of the last sweep. */

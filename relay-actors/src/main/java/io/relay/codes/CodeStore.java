@@ -96,7 +96,10 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
   /** Sent to a code's issuer by the node redeeming it; only the first claim of a code is granted. */
   public record Claim(String code, long expiresAt, ActorRef<ClaimAnswer> replyTo) implements Command {}
 
-  /** The issuer's answer to a claim: {@code granted} for the first claim of the code only. */
+  /**
+   * The issuer's answer to a claim: {@code granted} for the first claim of the code only, before
+   * the code expires by the issuer's clock.
+   */
   public record ClaimAnswer(boolean granted) {}
 
   /**
@@ -206,7 +209,14 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
                 CodeShard.EMPTY,
                 Replicator.writeLocal(),
                 replyTo,
-                shard -> shard.put(code, entry)),
+                shard -> {
+                  if (grant.codeExpiresAt() <= shard.horizon()) {
+                    // a node whose clock is ahead by more than the TTL pruned the shard past this
+                    // code's expiry: it would be dropped; refused (503) instead of stored in vain
+                    throw new IllegalStateException("the code shard's horizon is ahead of this node's clock");
+                  }
+                  return shard.put(code, entry);
+                }),
         response -> new IssueResponse(response, code, issue.replyTo()));
     return this;
   }
@@ -321,9 +331,13 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
     return this;
   }
 
-  /** As the issuer: grants the first claim of a code only. */
+  /**
+   * As the issuer: grants the first claim of a code only, and none once the code has expired by
+   * the issuer's clock, after which it no longer remembers the code's claim ({@link
+   * ForgetExpired}): a redeemer whose clock is behind would otherwise be granted a used code again.
+   */
   private boolean claim(String code, long expiresAt) {
-    return claimed.putIfAbsent(code, expiresAt) == null;
+    return expiresAt > clock.getAsLong() && claimed.putIfAbsent(code, expiresAt) == null;
   }
 
   private Behavior<Command> onClaim(Claim claim) {

@@ -19,8 +19,13 @@ import org.apache.pekko.cluster.typed.Cluster;
 
 /**
  * Removes expired codes from the replicated {@link CodeShard}s and counts what this node's replica
- * holds ({@link CodeShardStats}). Pruning advances a shard's horizon to the node's clock, which
- * removes its expired codes on every node the change reaches.
+ * holds ({@link CodeShardStats}). Pruning advances a shard's horizon to one {@code
+ * code-sweep-interval} before the node's clock, which removes the codes expired by then on every
+ * node the change reaches: a code stays until the second sweep after it expires (redemption
+ * refuses it as expired meanwhile), so a sweeper whose clock is ahead of another node's by up to
+ * an interval never removes a code before it expires by that node's clock. A horizon ahead of
+ * this node's clock means a node's clock is ahead of this one's by more than that: {@link
+ * CodeShardStats#horizonAheadSeconds} shows by how much.
  *
  * <p>The sweep goes through the shards a slice at a time, {@link #SLICES} slices per {@code
  * code-sweep-interval}, so its work is spread over the interval. Each shard is pruned by one node
@@ -47,6 +52,8 @@ public final class CodeSweep extends AbstractBehavior<CodeSweep.Command> {
   private final ReplicatorMessageAdapter<Command, CodeShard> replicator;
   private final Cluster cluster;
   private final LongSupplier clock;
+  /** How long past its expiry a code stays: the sweep interval, the clock skew the codes tolerate. */
+  private final long graceMillis;
   private final CodeShardStats stats;
   /** The slice the next tick goes through. */
   private int nextSlice;
@@ -59,16 +66,21 @@ public final class CodeSweep extends AbstractBehavior<CodeSweep.Command> {
                 timers -> {
                   timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.codeSweepInterval().dividedBy(SLICES));
                   return DistributedData.withReplicatorMessageAdapter(
-                      (ReplicatorMessageAdapter<Command, CodeShard> adapter) -> new CodeSweep(context, adapter, clockMillis, stats));
+                      (ReplicatorMessageAdapter<Command, CodeShard> adapter) -> new CodeSweep(context, adapter, settings, clockMillis, stats));
                 }));
   }
 
   private CodeSweep(
-      ActorContext<Command> context, ReplicatorMessageAdapter<Command, CodeShard> replicator, LongSupplier clock, CodeShardStats stats) {
+      ActorContext<Command> context,
+      ReplicatorMessageAdapter<Command, CodeShard> replicator,
+      RelaySettings settings,
+      LongSupplier clock,
+      CodeShardStats stats) {
     super(context);
     this.replicator = replicator;
     this.cluster = Cluster.get(context.getSystem());
     this.clock = clock;
+    this.graceMillis = settings.codeSweepInterval().toMillis();
     this.stats = stats;
   }
 
@@ -112,17 +124,17 @@ public final class CodeSweep extends AbstractBehavior<CodeSweep.Command> {
 
   private Behavior<Command> onShardRead(ShardRead read) {
     if (!(read.response() instanceof Replicator.GetSuccess<CodeShard> success)) {
-      stats.record(read.index(), 0);
+      stats.record(read.index(), 0, 0);
       return this;
     }
     long now = clock.getAsLong();
     CodeShard shard = success.dataValue();
-    int expired = shard.expiredAt(now);
-    stats.record(read.index(), shard.entries().size() - expired);
-    if (expired > 0 && read.prune()) {
+    stats.record(read.index(), shard.entries().size() - shard.expiredAt(now), shard.horizon() > now ? shard.horizon() - now : 0);
+    long horizon = now - graceMillis;
+    if (read.prune() && shard.expiredAt(horizon) > 0) {
       stats.pruned();
       replicator.askUpdate(
-          replyTo -> new Replicator.Update<>(success.key(), CodeShard.EMPTY, Replicator.writeLocal(), replyTo, replica -> replica.prunedTo(now)),
+          replyTo -> new Replicator.Update<>(success.key(), CodeShard.EMPTY, Replicator.writeLocal(), replyTo, replica -> replica.prunedTo(horizon)),
           Ignored::new);
     }
     return this;

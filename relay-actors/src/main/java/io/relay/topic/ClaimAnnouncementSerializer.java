@@ -12,7 +12,8 @@ import org.apache.pekko.actor.ExtendedActorSystem;
  * The wire form of a {@link ClaimAnnouncement}, published to every node for each topic's first
  * connection and in each node's periodic digest: the announcing node once, then each claim's
  * topic and stamp, with its node only where it is not the announcer's; strings as UTF-8 after
- * their length, no class or field names.
+ * their length, no class or field names. {@link ClaimAnnouncement#inParts} keeps to this layout
+ * when it splits a digest.
  *
  * <p>Manifest {@code A1} is this layout.
  */

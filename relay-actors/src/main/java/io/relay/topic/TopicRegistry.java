@@ -172,7 +172,9 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   }
 
   private void publish(List<Claim> announced) {
-    claims.tell(Topic.publish(new ClaimAnnouncement(shared.node(), announced)));
+    for (ClaimAnnouncement part : ClaimAnnouncement.inParts(shared.node(), announced)) {
+      claims.tell(Topic.publish(part));
+    }
   }
 
   private Behavior<Command> onClaimsHeard(ClaimsHeard heard) {

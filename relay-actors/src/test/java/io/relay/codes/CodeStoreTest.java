@@ -124,6 +124,17 @@ class CodeStoreTest {
     assertEquals(new CodeStore.ClaimAnswer(false), second.receiveMessage(WAIT));
   }
 
+  @Test
+  void theIssuerGrantsNoClaimOfACodeThatHasExpiredByItsClock() {
+    // a redeemer whose clock is behind still takes the code for live; the issuer, which forgets
+    // claimed codes once they expire, must not grant it (again) then
+    TestProbe<CodeStore.ClaimAnswer> answer = kit.createTestProbe();
+    codes.tell(new CodeStore.Claim("expired-here", NOW, answer.ref()));
+    assertEquals(new CodeStore.ClaimAnswer(false), answer.receiveMessage(WAIT), "expiring now");
+    codes.tell(new CodeStore.Claim("expired-here", NOW - 5_000, answer.ref()));
+    assertEquals(new CodeStore.ClaimAnswer(false), answer.receiveMessage(WAIT), "expired five seconds ago");
+  }
+
   private CodeStore.Redemption claimUnseen(String code, String topic) {
     TestProbe<CodeStore.Redemption> answer = kit.createTestProbe();
     codes.tell(new CodeStore.ClaimUnseen(code, topic, answer.ref()));
@@ -185,10 +196,79 @@ class CodeStoreTest {
       assertTrue(stats.largestShard() >= 1 && stats.largestShard() <= 3, "the fullest shard holds " + stats.largestShard());
 
       time.addAndGet(sweepingOften.codeTtl().toMillis());
-      Await.until("the sweep removes the expired codes", WAIT, () -> stats.codes() == 0, () -> stats.codes() + " codes");
-      TestProbe<CodeStore.Redemption> answer = node.createTestProbe();
-      store.tell(new CodeStore.Redeem(minted.get(0), "lab/swept", answer.ref()));
-      assertEquals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN), answer.receiveMessage(WAIT), "the code is gone from the replica");
+      Await.until("the sweep counts no unexpired code", WAIT, () -> stats.codes() == 0, () -> stats.codes() + " codes");
+      assertEquals(new CodeStore.Rejected(CodeStore.Reason.EXPIRED), redeem(node, store, minted.get(0), "lab/swept"), "kept a sweep interval past its expiry");
+      time.addAndGet(sweepingOften.codeSweepInterval().toMillis());
+      Await.until(
+          "the sweep removes the expired codes from the replica",
+          WAIT,
+          () -> redeem(node, store, minted.get(0), "lab/swept").equals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN)));
+    } finally {
+      node.shutdownTestKit();
+    }
+  }
+
+  private static CodeStore.Redemption redeem(ActorTestKit node, ActorRef<CodeStore.Command> store, String code, String topic) {
+    TestProbe<CodeStore.Redemption> answer = node.createTestProbe();
+    store.tell(new CodeStore.Redeem(code, topic, answer.ref()));
+    return answer.receiveMessage(WAIT);
+  }
+
+  @Test
+  void aSweeperWhoseClockIsAheadByUpToTheSweepIntervalLeavesCodesAloneUntilTheyExpireByTheIssuersClock() {
+    ActorTestKit node = ActorTestKit.create("code-skew-test", TestClusterConfig.with(Map.of("relay.code-sweep-interval", "1s")));
+    try {
+      joinAlone(node);
+      RelaySettings sweeping = RelaySettings.create(node.system().settings().config());
+      long interval = sweeping.codeSweepInterval().toMillis();
+      AtomicLong time = new AtomicLong(NOW);
+      ActorRef<CodeStore.Command> store = node.spawn(CodeStore.create(sweeping, time::get));
+      CodeShardStats ahead = new CodeShardStats();
+      node.spawn(CodeSweep.create(sweeping, () -> time.get() + interval, ahead));
+      TestProbe<CodeStore.Issued> issued = node.createTestProbe();
+      store.tell(new CodeStore.Issue("lab/skew", List.of("read"), "booking", NOW / 1000 + 3600, issued.ref()));
+      String code = ((CodeStore.Stored) issued.receiveMessage(WAIT)).code();
+      // the last millisecond of the code's life by the issuer's clock: expired by the sweeper's
+      time.set(NOW + sweeping.codeTtl().toMillis() - 1);
+      long swept = ahead.slicesSwept();
+      Await.until("the sweeper to count the code expired", WAIT, () -> ahead.codes() == 0, () -> ahead.codes() + " codes");
+      Await.until("a whole round of the sweep after that", WAIT, () -> ahead.slicesSwept() >= swept + 2L * CodeSweep.SLICES);
+      assertTrue(redeem(node, store, code, "lab/skew") instanceof CodeStore.Redeemed, "still in the replica: redeemed");
+      assertEquals(0, ahead.horizonAheadSeconds(), "no horizon ahead of the sweeper's own clock");
+    } finally {
+      node.shutdownTestKit();
+    }
+  }
+
+  @Test
+  void aClockFarAheadShowsInTheHorizonAndCodesIssuedPastThatHorizonAreRefusedInsteadOfLost() {
+    ActorTestKit node = ActorTestKit.create("code-far-skew-test", TestClusterConfig.with(Map.of("relay.code-sweep-interval", "1s")));
+    try {
+      joinAlone(node);
+      RelaySettings sweeping = RelaySettings.create(node.system().settings().config());
+      AtomicLong time = new AtomicLong(NOW);
+      ActorRef<CodeStore.Command> store = node.spawn(CodeStore.create(sweeping, time::get));
+      CodeShardStats here = new CodeShardStats();
+      node.spawn(CodeSweep.create(sweeping, time::get, here));
+      // another node's sweep, its clock an hour ahead: it prunes every shard that holds a code
+      node.spawn(CodeSweep.create(sweeping, () -> time.get() + 3_600_000, new CodeShardStats()));
+      TestProbe<CodeStore.Issued> issued = node.createTestProbe();
+      for (int i = 0; i < 300; i++) {
+        store.tell(new CodeStore.Issue("lab/far", List.of("read"), "booking", NOW / 1000 + 7200, issued.ref()));
+        assertTrue(issued.receiveMessage(WAIT) instanceof CodeStore.Stored, "stored before any shard was pruned ahead");
+      }
+      Await.until(
+          "this node's sweep to see a horizon about an hour ahead of its clock",
+          WAIT,
+          () -> here.horizonAheadSeconds() > 3_500,
+          () -> here.horizonAheadSeconds() + " s");
+      CodeStore.Issued refused = null;
+      for (int i = 0; i < 2_000 && refused == null; i++) {
+        store.tell(new CodeStore.Issue("lab/far", List.of("read"), "booking", NOW / 1000 + 7200, issued.ref()));
+        CodeStore.Issued answer = issued.receiveMessage(WAIT);
+        refused = answer instanceof CodeStore.Unavailable ? answer : null;
+      }
+      assertEquals(CodeStore.Unavailable.INSTANCE, refused, "a code that falls in a shard pruned past its expiry is refused, not answered as stored");
     } finally {
       node.shutdownTestKit();
     }

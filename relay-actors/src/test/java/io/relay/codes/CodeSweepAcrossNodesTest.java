@@ -51,8 +51,9 @@ class CodeSweepAcrossNodesTest {
       Await.until("both replicas hold the " + CODES + " codes", WAIT,
           () -> firstStats.codes() == CODES && secondStats.codes() == CODES, () -> firstStats.codes() + " and " + secondStats.codes());
 
-      clock.addAndGet(settings.codeTtl().toMillis());
-      Await.until("the expired codes leave both replicas", WAIT,
+      // a sweep interval past their expiry: what the sweep removes
+      clock.addAndGet(settings.codeTtl().toMillis() + settings.codeSweepInterval().toMillis());
+      Await.until("both replicas count the codes expired", WAIT,
           () -> firstStats.codes() == 0 && secondStats.codes() == 0, () -> firstStats.codes() + " and " + secondStats.codes());
       Await.until("every shard that held a code is pruned", WAIT,
           () -> firstStats.prunes() + secondStats.prunes() >= shards.size(), () -> firstStats.prunes() + " + " + secondStats.prunes());

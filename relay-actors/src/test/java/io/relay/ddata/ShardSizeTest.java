@@ -44,8 +44,11 @@ class ShardSizeTest {
   private static final int HOSTNAME = 64;
   /** The admission rate the code shards are sized for, cluster-wide. */
   private static final int CODES_PER_SECOND = 3_000;
-  /** An unredeemed code stays until the sweep after its expiry: code-ttl plus code-sweep-interval. */
-  private static final int CODE_LIFETIME_SECONDS = 30 + 10;
+  /**
+   * An unredeemed code stays until the second sweep after its expiry: code-ttl plus twice the
+   * code-sweep-interval (one interval of clock skew tolerated, one for the sweep to come round).
+   */
+  private static final int CODE_LIFETIME_SECONDS = 30 + 2 * 10;
 
   private static final ActorTestKit KIT =
       ActorTestKit.create(

@@ -48,6 +48,27 @@ class ClaimAnnouncementSerializerTest {
   }
 
   @Test
+  void aDigestOfThousandsOfLongTopicsGoesInPartsThatEachFitArterysFrame() {
+    List<Claim> claims = new ArrayList<>();
+    for (int i = 0; i < 5_000; i++) {
+      claims.add(new Claim("lab/" + "é".repeat(120) + "-" + i, NODE, 1_800_000_000_000L + i));
+    }
+    claims.add(new Claim("lab/other", "pekko://relay@10.0.12.35:25520", 7));
+    List<ClaimAnnouncement> parts = ClaimAnnouncement.inParts(NODE, claims);
+    assertTrue(parts.size() > 1, "one digest of " + claims.size() + " long topics is several announcements");
+    List<Claim> back = new ArrayList<>();
+    Serializer serializer = SERIALIZATION.findSerializerFor(parts.get(0));
+    for (ClaimAnnouncement part : parts) {
+      byte[] bytes = SERIALIZATION.serialize(part).get();
+      assertTrue(bytes.length <= ClaimAnnouncement.MAX_BYTES, bytes.length + " bytes in one part");
+      assertTrue(bytes.length > ClaimAnnouncement.MAX_BYTES - 300 || part == parts.get(parts.size() - 1), "parts are filled: " + bytes.length);
+      back.addAll(((ClaimAnnouncement) SERIALIZATION.deserialize(bytes, serializer.identifier(), "A1").get()).claims());
+    }
+    assertEquals(claims, back, "every claim, in order");
+    assertEquals(List.of(new ClaimAnnouncement(NODE, List.of(claims.get(0)))), ClaimAnnouncement.inParts(NODE, List.of(claims.get(0))));
+  }
+
+  @Test
   void anUnknownOrTruncatedAnnouncementIsRefusedWithAClearError() {
     ClaimAnnouncementSerializer serializer = (ClaimAnnouncementSerializer) SERIALIZATION.findSerializerFor(new ClaimAnnouncement("n", List.of()));
     NotSerializableException unknown = assertThrows(NotSerializableException.class, () -> serializer.fromBinary(new byte[] {1}, "A9"));
