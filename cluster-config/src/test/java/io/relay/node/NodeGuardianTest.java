@@ -73,7 +73,7 @@ class NodeGuardianTest {
         List.of(
             "relay_connections", "relay_topics", "relay_deny_list_entries", "relay_deny_list_read", "relay_cluster_members",
             "relay_memory_budget_bytes", "relay_memory_held_bytes", "relay_jvm_heap_used_bytes", "relay_codes_replicated",
-            "relay_code_shard_largest")) {
+            "relay_code_shard_largest", "relay_code_horizon_ahead_seconds")) {
       assertTrue(node.metric(gauge) >= 0, gauge + " is exposed");
     }
     assertEquals(1.0, node.metric("relay_cluster_members"), "this node alone");

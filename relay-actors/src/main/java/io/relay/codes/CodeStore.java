@@ -251,7 +251,7 @@ public final class CodeStore extends AbstractBehavior<CodeStore.Command> {
       redeem.replyTo().tell(new Rejected(refusal));
     } else if (entry.issuer().equals(getContext().getSelf())) {
       decide(redeem, grant, claim(redeem.code(), grant.codeExpiresAt()));
-    } else if (!issuers.answers(entry.issuer())) {
+    } else if (!issuers.answers(entry.issuer(), redeem.code())) {
       redeem.replyTo().tell(new Rejected(Reason.ISSUER_GONE));
     } else {
       Ask.<Command, Command, ClaimAnswer>fromActor(

@@ -2,6 +2,7 @@ package io.relay.codes;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.function.Predicate;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -35,13 +36,18 @@ final class Issuers {
   }
 
   /**
-   * Whether the issuer can answer: its node is a member, up (or leaving) and reachable. A local
+   * Whether the issuer of {@code code} can answer: its node is a member, up (or leaving) and
+   * reachable, in the incarnation whose unique id the code carries. A node restarted at the same
+   * address is another incarnation, which never heard of its predecessor's codes, and a local
    * reference other than the asking store (which answers itself) is an earlier incarnation of this
-   * node, which cannot answer.
+   * node: neither can answer.
    */
-  boolean answers(ActorRef<CodeStore.Command> issuer) {
+  boolean answers(ActorRef<CodeStore.Command> issuer, String code) {
     Address address = issuer.path().address();
-    return !address.hasLocalScope() && serving(member -> member.address().equals(address)) != null;
+    OptionalLong uid = CodeFormat.issuerOf(code);
+    return !address.hasLocalScope()
+        && uid.isPresent()
+        && serving(member -> member.address().equals(address) && member.uniqueAddress().longUid() == uid.getAsLong()) != null;
   }
 
   /** The code store of the member whose unique id is {@code uid}, if it is serving; else null. */

@@ -240,6 +240,10 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       metrics.connectionsShed.inc(); // a message the budget had no room for; one it shed is counted by it
     }
     if (handshake.onFailure()) {
+      if (connection.outbound().isClosing()) {
+        // a move or a drain was letting what is queued go first: a failure drops it, its close goes next
+        metrics.framesDropped.inc(connection.outbound().discardPending());
+      }
       connection.close(closeCode, reason);
     } else {
       ctx.close();

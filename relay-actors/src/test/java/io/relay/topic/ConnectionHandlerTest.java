@@ -273,6 +273,27 @@ class ConnectionHandlerTest {
   }
 
   @Test
+  void aClientThatBreaksARuleWhileTheServerClosesGracefullyGetsTheCloseNextWithoutWhatWasQueued() {
+    EmbeddedChannel[] channels = writerAndReader();
+    EmbeddedChannel writerChannel = channels[0];
+    Connection reader = room.readers()[1];
+    writerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.BINARY, true, payload(1_000, 1)).frame(WsFrames.BINARY, true, payload(1_000, 2)).bytes()));
+    double dropped = metrics.framesDropped.get();
+    reader.close(CloseCodes.GOING_AWAY, "node draining"); // lets the two queued messages go first
+    EmbeddedChannel readerChannel = channels[1];
+    readerChannel.writeInbound(Unpooled.wrappedBuffer(new byte[] {(byte) 0x82, 0x01, 0x07})); // unmasked: a protocol error
+    ByteBuf close = readerChannel.readOutbound();
+    assertNotNull(close, "a close frame");
+    assertEquals(0x80 | WsFrames.CLOSE, close.getUnsignedByte(0), "the close goes out next, before what was queued");
+    assertEquals(CloseCodes.GOING_AWAY, close.getUnsignedShort(2), "the server's close, asked for first, keeps its code");
+    close.release();
+    assertNull(readerChannel.readOutbound(), "nothing after the close");
+    assertEquals(dropped + 2, metrics.framesDropped.get(), "the two queued messages are counted as dropped");
+    readerChannel.finishAndReleaseAll();
+    writerChannel.finishAndReleaseAll();
+  }
+
+  @Test
   void aClientThatSendsNothingNotEvenAPongForTheIdleTimeoutIsCutOffAndCounted() {
     Connection reader = TestConnections.connection("t", "r", "read");
     EmbeddedChannel channel = channel(reader);
