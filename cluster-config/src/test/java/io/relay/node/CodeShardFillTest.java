@@ -26,8 +26,8 @@ import org.junit.jupiter.api.TestInstance;
  * The code shards filled on a three-node cluster in this JVM, codes issued on all three nodes at
  * once: every node's replica ends up holding every code (no shard outgrew what Distributed Data
  * can replicate), and the fullest shard holds about what docs/cluster.md's sizing predicts for
- * that many codes. {@code -Dcodes.fill=120000} is the sizing's full load (3,000 codes/s for
- * 40 s); 6,000 by default. Only that measuring form prints the issue rate it reached; it is never
+ * that many codes. {@code -Dcodes.fill=150000} is the sizing's full load (3,000 codes/s for
+ * 50 s); 6,000 by default. Only that measuring form prints the issue rate it reached; it is never
  * asserted.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)

@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * What a one-time code grants. It crosses nodes inside a {@link CodeShard} (replicated until the
- * sweep after it expires) and a {@link CodeStore.Redeemed}, both written by their serializers
+ * second sweep after it expires) and a {@link CodeStore.Redeemed}, both written by their serializers
  * ({@code CodeEntry.encode}), not on its own.
  *
  * @param topic the topic the code is for

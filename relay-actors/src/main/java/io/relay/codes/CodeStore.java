@@ -36,8 +36,8 @@ import org.apache.pekko.cluster.typed.Cluster;
  * the code grants. A code is therefore accepted at most once cluster-wide, with one small message
  * (none when the issuer redeems) and no quorum writes or reads. When the issuer has left the
  * cluster, is unreachable or does not answer in time, the code is refused (the client fetches a
- * new one); the issuer remembers claimed codes until they would have expired. Codes stay in the
- * shards until the sweep after they expire, used or not: removing a used code would replicate one
+ * new one); the issuer remembers claimed codes until they would have expired, and grants no claim
+ * after that. Codes stay in the shards until the second sweep after they expire, used or not: removing a used code would replicate one
  * more change per admission and protect nothing, since its issuer refuses a second claim
  * ({@link CodeSweep} removes expired codes).
  *

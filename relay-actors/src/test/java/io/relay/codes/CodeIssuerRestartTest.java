@@ -28,12 +28,13 @@ import org.junit.jupiter.api.Test;
  */
 class CodeIssuerRestartTest {
   private static final Duration WAIT = Duration.ofSeconds(20);
-  private static final Map<String, Object> SWEEPING_OFTEN = Map.of("relay.code-sweep-interval", "200ms");
+  /** A code that outlives the restart however slow it is; a sweep that counts the replica often. */
+  private static final Map<String, Object> SETTINGS = Map.of("relay.code-sweep-interval", "200ms", "relay.code-ttl", "5m");
 
   @Test
   void aCodeOfAnIssuerRestartedAtTheSameAddressIsRefusedAsItsIssuerGone() throws IOException {
     int port = freePort();
-    ActorTestKit redeeming = ActorTestKit.create("relay", TestClusterConfig.with(SWEEPING_OFTEN));
+    ActorTestKit redeeming = ActorTestKit.create("relay", TestClusterConfig.with(SETTINGS));
     ActorTestKit issuing = ActorTestKit.create("relay", TestClusterConfig.with(Map.of("pekko.remote.artery.canonical.port", port)));
     ActorTestKit restarted = null;
     try {

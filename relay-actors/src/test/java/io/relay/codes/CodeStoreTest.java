@@ -131,7 +131,7 @@ class CodeStoreTest {
     TestProbe<CodeStore.ClaimAnswer> answer = kit.createTestProbe();
     codes.tell(new CodeStore.Claim("expired-here", NOW, answer.ref()));
     assertEquals(new CodeStore.ClaimAnswer(false), answer.receiveMessage(WAIT), "expiring now");
-    codes.tell(new CodeStore.Claim("expired-here", NOW - 5_000, answer.ref()));
+    codes.tell(new CodeStore.Claim("expired-earlier", NOW - 5_000, answer.ref()));
     assertEquals(new CodeStore.ClaimAnswer(false), answer.receiveMessage(WAIT), "expired five seconds ago");
   }
 
@@ -228,6 +228,7 @@ class CodeStoreTest {
       TestProbe<CodeStore.Issued> issued = node.createTestProbe();
       store.tell(new CodeStore.Issue("lab/skew", List.of("read"), "booking", NOW / 1000 + 3600, issued.ref()));
       String code = ((CodeStore.Stored) issued.receiveMessage(WAIT)).code();
+      Await.until("the sweeper to count the live code", WAIT, () -> ahead.codes() == 1, () -> ahead.codes() + " codes");
       // the last millisecond of the code's life by the issuer's clock: expired by the sweeper's
       time.set(NOW + sweeping.codeTtl().toMillis() - 1);
       long swept = ahead.slicesSwept();
@@ -250,13 +251,13 @@ class CodeStoreTest {
       ActorRef<CodeStore.Command> store = node.spawn(CodeStore.create(sweeping, time::get));
       CodeShardStats here = new CodeShardStats();
       node.spawn(CodeSweep.create(sweeping, time::get, here));
-      // another node's sweep, its clock an hour ahead: it prunes every shard that holds a code
-      node.spawn(CodeSweep.create(sweeping, () -> time.get() + 3_600_000, new CodeShardStats()));
       TestProbe<CodeStore.Issued> issued = node.createTestProbe();
       for (int i = 0; i < 300; i++) {
         store.tell(new CodeStore.Issue("lab/far", List.of("read"), "booking", NOW / 1000 + 7200, issued.ref()));
         assertTrue(issued.receiveMessage(WAIT) instanceof CodeStore.Stored, "stored before any shard was pruned ahead");
       }
+      // then another node's sweep, its clock an hour ahead: it prunes every shard that holds a code
+      node.spawn(CodeSweep.create(sweeping, () -> time.get() + 3_600_000, new CodeShardStats()));
       Await.until(
           "this node's sweep to see a horizon about an hour ahead of its clock",
           WAIT,
