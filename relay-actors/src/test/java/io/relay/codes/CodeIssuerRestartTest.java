@@ -61,9 +61,7 @@ class CodeIssuerRestartTest {
           () -> StreamSupport.stream(here.state().getMembers().spliterator(), false)
               .anyMatch(m -> m.uniqueAddress().equals(again.selfMember().uniqueAddress()) && m.status() == MemberStatus.up()));
 
-      TestProbe<CodeStore.Redemption> answer = redeeming.createTestProbe();
-      store.tell(new CodeStore.Redeem(code, "lab/restart", answer.ref()));
-      assertEquals(new CodeStore.Rejected(CodeStore.Reason.ISSUER_GONE), answer.receiveMessage(WAIT));
+      assertEquals(new CodeStore.Rejected(CodeStore.Reason.ISSUER_GONE), Redeeming.redeem(redeeming, store, code, "lab/restart"));
     } finally {
       if (restarted != null) {
         restarted.shutdownTestKit();

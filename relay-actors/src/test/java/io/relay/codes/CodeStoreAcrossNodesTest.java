@@ -57,31 +57,25 @@ class CodeStoreAcrossNodesTest {
     return assertInstanceOf(CodeStore.Stored.class, issued.receiveMessage(WAIT)).code();
   }
 
-  private static CodeStore.Redemption redeem(ActorTestKit node, ActorRef<CodeStore.Command> store, String code, String topic) {
-    TestProbe<CodeStore.Redemption> answer = node.createTestProbe();
-    store.tell(new CodeStore.Redeem(code, topic, answer.ref()));
-    return answer.receiveMessage(WAIT);
-  }
-
   @Test
   void aCodeTheReplicaHasNotSeenIsRedeemedThroughItsIssuerOnce() {
     String code = issue("lab/across");
     double before = otherMetrics.codeLookups.labelValues("issuer").get();
-    CodeStore.Redemption redeemed = redeem(otherNode, other, code, "lab/across");
+    CodeStore.Redemption redeemed = Redeeming.redeem(otherNode, other, code, "lab/across");
     CodeGrant grant = assertInstanceOf(CodeStore.Redeemed.class, redeemed, "the issuer grants it").grant();
     assertEquals("lab/across", grant.topic());
     assertEquals(List.of("read"), grant.scopes());
     assertEquals("booking", grant.bookingId());
     assertEquals(before + 1, otherMetrics.codeLookups.labelValues("issuer").get(), "found at the issuer, not in the replica");
-    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), redeem(otherNode, other, code, "lab/across"), "a second time on the same node");
-    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), redeem(issuerNode, issuer, code, "lab/across"), "a second time at the issuer");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), Redeeming.redeem(otherNode, other, code, "lab/across"), "a second time on the same node");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.USED), Redeeming.redeem(issuerNode, issuer, code, "lab/across"), "a second time at the issuer");
   }
 
   @Test
   void aWrongTopicAtAnotherNodeDoesNotUseTheCodeUp() {
     String code = issue("lab/right");
-    assertEquals(new CodeStore.Rejected(CodeStore.Reason.WRONG_TOPIC), redeem(otherNode, other, code, "lab/wrong"));
-    assertInstanceOf(CodeStore.Redeemed.class, redeem(otherNode, other, code, "lab/right"));
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.WRONG_TOPIC), Redeeming.redeem(otherNode, other, code, "lab/wrong"));
+    assertInstanceOf(CodeStore.Redeemed.class, Redeeming.redeem(otherNode, other, code, "lab/right"));
   }
 
   @Test
@@ -90,6 +84,6 @@ class CodeStoreAcrossNodesTest {
     byte[] bytes = java.util.Base64.getUrlDecoder().decode(code);
     bytes[0] ^= 1;
     String forged = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
-    assertEquals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN), redeem(otherNode, other, forged, "lab/real"), "the issuer's id with other random bits");
+    assertEquals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN), Redeeming.redeem(otherNode, other, forged, "lab/real"), "the issuer's id with other random bits");
   }
 }

@@ -76,9 +76,7 @@ class CodeStoreTest {
   }
 
   private CodeStore.Redemption redeem(String code, String topic) {
-    TestProbe<CodeStore.Redemption> answer = kit.createTestProbe();
-    codes.tell(new CodeStore.Redeem(code, topic, answer.ref()));
-    return answer.receiveMessage(WAIT);
+    return Redeeming.redeem(kit, codes, code, topic);
   }
 
   @Test
@@ -197,21 +195,15 @@ class CodeStoreTest {
 
       time.addAndGet(sweepingOften.codeTtl().toMillis());
       Await.until("the sweep counts no unexpired code", WAIT, () -> stats.codes() == 0, () -> stats.codes() + " codes");
-      assertEquals(new CodeStore.Rejected(CodeStore.Reason.EXPIRED), redeem(node, store, minted.get(0), "lab/swept"), "kept a sweep interval past its expiry");
+      assertEquals(new CodeStore.Rejected(CodeStore.Reason.EXPIRED), Redeeming.redeem(node, store, minted.get(0), "lab/swept"), "kept a sweep interval past its expiry");
       time.addAndGet(sweepingOften.codeSweepInterval().toMillis());
       Await.until(
           "the sweep removes the expired codes from the replica",
           WAIT,
-          () -> redeem(node, store, minted.get(0), "lab/swept").equals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN)));
+          () -> Redeeming.redeem(node, store, minted.get(0), "lab/swept").equals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN)));
     } finally {
       node.shutdownTestKit();
     }
-  }
-
-  private static CodeStore.Redemption redeem(ActorTestKit node, ActorRef<CodeStore.Command> store, String code, String topic) {
-    TestProbe<CodeStore.Redemption> answer = node.createTestProbe();
-    store.tell(new CodeStore.Redeem(code, topic, answer.ref()));
-    return answer.receiveMessage(WAIT);
   }
 
   @Test
@@ -234,7 +226,7 @@ class CodeStoreTest {
       long swept = ahead.slicesSwept();
       Await.until("the sweeper to count the code expired", WAIT, () -> ahead.codes() == 0, () -> ahead.codes() + " codes");
       Await.until("a whole round of the sweep after that", WAIT, () -> ahead.slicesSwept() >= swept + 2L * CodeSweep.SLICES);
-      assertTrue(redeem(node, store, code, "lab/skew") instanceof CodeStore.Redeemed, "still in the replica: redeemed");
+      assertTrue(Redeeming.redeem(node, store, code, "lab/skew") instanceof CodeStore.Redeemed, "still in the replica: redeemed");
       assertEquals(0, ahead.horizonAheadSeconds(), "no horizon ahead of the sweeper's own clock");
     } finally {
       node.shutdownTestKit();
