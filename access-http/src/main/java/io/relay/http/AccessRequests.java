@@ -11,8 +11,7 @@ import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpRequestDecoder;
-import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -99,8 +98,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       Duration idleTimeout,
       PortCounters counters,
       WarningLimiter errors) {
-    pipeline.addLast("http-decoder", new HttpRequestDecoder(Requests.DECODER));
-    pipeline.addLast("http-encoder", new HttpResponseEncoder());
+    pipeline.addLast("http-codec", new HttpServerCodec(Requests.DECODER)); // its encoder sends no body to a HEAD
     // gathers a request's body, refusing one over the limit with a JSON 413, and the connection
     // closes; a client that sent Expect: 100-continue gets the same answer before its body
     pipeline.addLast(
@@ -273,8 +271,17 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     if (next != null) {
       serve(ctx, next);
     } else {
+      // a client that does not read its answers is not read from until it does
+      ctx.channel().config().setAutoRead(ctx.channel().isWritable());
+    }
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    if (ctx.channel().isWritable() && !answering && !closing) {
       ctx.channel().config().setAutoRead(true);
     }
+    ctx.fireChannelWritabilityChanged();
   }
 
   @Override

@@ -103,6 +103,12 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
     }
   }
 
+  /** A failure before the upgrade (plain text to a TLS port, a reset): closed without a log line, whose text could quote the request. */
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    ctx.close();
+  }
+
   private void onHead(ChannelHandlerContext ctx, HttpRequest request) {
     HttpHeaders headers = request.headers();
     QueryStringDecoder target = new QueryStringDecoder(request.uri());

@@ -11,6 +11,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.relay.http.log.WarningLimiter;
 import io.relay.http.server.PortCounters;
+import io.relay.testing.Await;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -124,6 +125,40 @@ class AccessRequestsTest {
     assertTrue(second.endsWith("answer to /status/b"), second);
     assertFalse(first.contains("Connection: close"), first);
     assertTrue(channel.isActive(), "the connection is kept");
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void aHeadRequestIsAnsweredWithoutABodySoTheNextAnswerOnTheConnectionStaysWhole() {
+    EmbeddedChannel channel = connection(false);
+    send(channel, "HEAD /status/a HTTP/1.1\r\nHost: x\r\n\r\nGET /status/b HTTP/1.1\r\nHost: x\r\n\r\n");
+    StringBuilder written = new StringBuilder();
+    Await.until("both answers", Duration.ofSeconds(5), () -> {
+      channel.runPendingTasks();
+      for (ByteBuf bytes; (bytes = channel.readOutbound()) != null; ) {
+        written.append(bytes.toString(StandardCharsets.ISO_8859_1));
+        bytes.release();
+      }
+      return written.indexOf("answer to /status/b") >= 0;
+    });
+    String text = written.toString();
+    int firstEnd = text.indexOf("\r\n\r\n") + 4;
+    assertTrue(text.startsWith("HTTP/1.1 200 "), text);
+    assertTrue(text.startsWith("HTTP/1.1 200 ", firstEnd), "the second answer starts right after the first one's head: " + text);
+    assertFalse(text.contains("answer to /status/a"), "no body for the HEAD: " + text);
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void aClientThatDoesNotReadItsAnswersIsNotReadFromUntilItDoes() {
+    EmbeddedChannel channel = connection(false);
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, false); // the client reads nothing
+    send(channel, "GET /status/a HTTP/1.1\r\nHost: x\r\n\r\n");
+    assertNotNull(response(channel), "answered");
+    assertFalse(channel.config().isAutoRead(), "no more requests are read while the answers wait");
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, true);
+    channel.runPendingTasks();
+    assertTrue(channel.config().isAutoRead(), "read again once the client has taken its answers");
     channel.finishAndReleaseAll();
   }
 

@@ -7,9 +7,11 @@ import io.relay.testing.Await;
 import io.relay.testing.TestCertificate;
 import io.relay.testing.Tokens;
 import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -85,6 +87,12 @@ class LogSecrecyTest {
         answers.add(RawHttp.exchange(port, tls, request));
       }
     }
+    if (tls != null) {
+      // plain text to a TLS port (a ws:// URL of a wss:// port): TLS refuses it, quoting what it read
+      String plain = "GET /session/" + TOPIC + "?code=" + code + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+      RawHttp.exchange(node.accessPort, null, plain);
+      RawHttp.exchange(node.relayPort, null, plain);
+    }
     assertTrue(answers.stream().anyMatch(a -> a.contains(" 400 ")), "some requests were refused as malformed: " + answers);
     assertTrue(answers.stream().anyMatch(a -> a.contains(" 431 ")), "the over-long header was refused: " + answers);
     assertTrue(answers.stream().anyMatch(a -> a.contains(" 414 ")), "the over-long target was refused: " + answers);
@@ -96,6 +104,10 @@ class LogSecrecyTest {
     String text = log.text();
     String[] segments = token.split("\\.");
     assertFalse(text.contains(code), "the log holds the code");
+    assertFalse(text.contains(HexFormat.of().formatHex(code.getBytes(StandardCharsets.US_ASCII))), "the log holds the code in hex");
+    // Netty logs an exception that reaches its pipeline's tail with its message (the JDK's TLS
+    // quotes the plain text it refused in hex), once per connection
+    assertFalse(text.contains("reached at the tail of the pipeline"), "a client's failure reached Netty's pipeline tail: " + text);
     assertFalse(text.contains(segments[1]) || text.contains(segments[2]), "the log holds the token (or its claims or signature)");
     assertFalse(text.contains("code="), "the log holds a query string");
     assertFalse(text.contains("&pad="), "the log holds a query string");

@@ -175,7 +175,9 @@ public final class ClientPorts {
     return connections.get() >= settings.maxConnections();
   }
 
-  private void pauseAccepting() {
+  // pause and resume run on different event loops: one at a time, or a resume could run between a
+  // pause's flag and its autoRead and leave the ports paused with room
+  private synchronized void pauseAccepting() {
     accepting = false;
     servers.forEach(server -> server.config().setAutoRead(false));
     if (!full()) {
@@ -184,7 +186,7 @@ public final class ClientPorts {
     }
   }
 
-  private void resumeAccepting() {
+  private synchronized void resumeAccepting() {
     if (!accepting && !full()) {
       accepting = true;
       servers.forEach(server -> server.config().setAutoRead(true));
