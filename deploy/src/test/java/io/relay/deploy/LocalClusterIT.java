@@ -93,9 +93,18 @@ class LocalClusterIT {
       assertEquals(3, count(status, "ready=200"), "three ready nodes: " + redact(status));
 
       long third = Long.parseLong(Files.readString(state.resolve("node-3.pid")).trim());
-      String killed = run("kill", "3");
-      assertTrue(killed.contains("node 3 killed"), redact(killed));
+      String shrunk = run("scale", "2");
+      int reloaded = shrunk.indexOf("proxy reloaded with nodes: 1 2");
+      int draining = shrunk.indexOf("draining node 3");
+      assertTrue(
+          reloaded >= 0 && reloaded < draining && shrunk.lastIndexOf("nodes: 1 2") > draining,
+          "scale 2 takes node 3 out of the proxy, then drains it: " + redact(shrunk));
       assertFalse(ProcessHandle.of(third).map(ProcessHandle::isAlive).orElse(false), "node 3's process is gone");
+
+      long second = Long.parseLong(Files.readString(state.resolve("node-2.pid")).trim());
+      String killed = run("kill", "2");
+      assertTrue(killed.contains("node 2 killed"), redact(killed));
+      assertFalse(ProcessHandle.of(second).map(ProcessHandle::isAlive).orElse(false), "node 2's process is gone");
 
       // down is given the state directory alone, as a script that started the cluster from a jar
       // of its own calls it (relay-bench/run-admission): it finds the nodes by that directory
