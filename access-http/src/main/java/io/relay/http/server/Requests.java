@@ -67,11 +67,11 @@ public final class Requests {
     if (request.uri().length() > MAX_TARGET_BYTES) {
       return new Refusal(414, "request target too long");
     }
-    if (!isOriginForm(request.uri())) {
-      return new Refusal(400, "malformed request target");
-    }
     if (request.protocolVersion().majorVersion() != 1) {
       return new Refusal(505, "HTTP version not supported");
+    }
+    if (!isOriginForm(request.uri())) {
+      return new Refusal(400, "malformed request target");
     }
     if (request.headers().size() > MAX_FIELDS) {
       return new Refusal(431, "too many header fields");
