@@ -213,8 +213,8 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
   /** Writes the {@code 101} and hands the connection, and what it sent after its head, to its handler. */
   private void switchProtocol(ChannelHandlerContext ctx, String key, String protocol, ConnectionHandler handler) {
     if (!ctx.channel().isActive()) {
-      // the client left while its code was redeemed: its topic drops it at the attach deadline
       releaseEarly();
+      handler.abandon();
       return;
     }
     ChannelPipeline pipeline = ctx.pipeline();

@@ -122,6 +122,15 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     end();
   }
 
+  /**
+   * The client left while its code was redeemed, before this handler was added to its channel:
+   * its topic drops it now, not at the attach deadline, and it takes no frames meanwhile.
+   */
+  public void abandon() {
+    endReason = "the client left before its upgrade was answered";
+    end();
+  }
+
   /** The connection ended: lets go of everything and tells the topic, once. */
   private void end() {
     if (ended) {

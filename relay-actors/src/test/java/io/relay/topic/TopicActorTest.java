@@ -3,6 +3,7 @@ package io.relay.topic;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
 import io.relay.testing.TestClusterConfig;
 import io.relay.ws.CloseCodes;
 import java.time.Duration;
@@ -169,6 +170,20 @@ class TopicActorTest {
     // the flow is never run: after relay.attach-timeout (1 s here) the connection is forgotten
     TopicRegistry.TopicIdle idle = registry.expectMessageClass(TopicRegistry.TopicIdle.class, TestConnections.WAIT);
     assertEquals("unattached", idle.topic());
+  }
+
+  @Test
+  void aJoinWhoseClientLeftBeforeItsUpgradeIsDroppedAtOnceAndTakesNoFrames() throws Exception {
+    ActorRef<TopicActor.Command> topic = topic("abandoned");
+    TestConnections.Client writer = join(topic, TestConnections.connection("abandoned", "w", "read", "write"));
+    TestProbe<TopicActor.JoinResult> reply = KIT.createTestProbe();
+    Connection gone = TestConnections.connection("abandoned", "a", "read");
+    topic.tell(new TopicActor.Join(gone, reply.ref()));
+    reply.expectMessageClass(TopicActor.Joined.class, TestConnections.WAIT).handler().abandon();
+    assertTrue(gone.outbound().isDisposed(), "its queue takes nothing from now on");
+    writer.sendText("after the client left");
+    Await.until("the topic to drop it", TestConnections.WAIT, () -> !CONNECTIONS.directory.connections().contains(gone));
+    assertEquals(0, gone.outbound().size(), "no frame was queued for it");
   }
 
   @Test
