@@ -70,6 +70,8 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   /** The request being answered is HTTP/1.0. */
   private boolean http10;
   private boolean closing;
+  /** The refusal of a request read ahead (a body over the limit), answered after those before it; then the connection closes. */
+  private FullHttpResponse refusal;
 
   private AccessRequests(
       Function<HttpRequest, CompletionStage<HttpResponse>> route,
@@ -107,7 +109,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
           @Override
           protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
             counters.oversizedBodies.increment();
-            Requests.answerAndClose(ctx, json(413, "request body larger than " + MAX_BODY_BYTES + " bytes"));
+            ctx.pipeline().get(AccessRequests.class).refuseInTurn(ctx, json(413, "request body larger than " + MAX_BODY_BYTES + " bytes"));
           }
 
           @Override
@@ -128,7 +130,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
-    if (!(msg instanceof FullHttpRequest request) || closing) {
+    if (!(msg instanceof FullHttpRequest request) || closing || refusal != null) {
       ReferenceCountUtil.release(msg);
       return;
     }
@@ -270,6 +272,11 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     FullHttpRequest next = waiting.pollFirst();
     if (next != null) {
       serve(ctx, next);
+    } else if (refusal != null) {
+      FullHttpResponse last = refusal;
+      refusal = null;
+      closing = true;
+      Requests.answerAndClose(ctx, last);
     } else {
       // a client that does not read its answers is not read from until it does
       ctx.channel().config().setAutoRead(ctx.channel().isWritable());
@@ -305,9 +312,20 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   public void handlerRemoved(ChannelHandlerContext ctx) {
     waiting.forEach(FullHttpRequest::release);
     waiting.clear();
+    ReferenceCountUtil.release(refusal);
+    refusal = null;
   }
 
-  /** A JSON error as the access API answers them: {@code {"code": N, "message": "..."}}; never a 503. */
+  private void refuseInTurn(ChannelHandlerContext ctx, FullHttpResponse response) {
+    if (answering) {
+      refusal = response;
+      ctx.channel().config().setAutoRead(false);
+    } else {
+      closing = true;
+      Requests.answerAndClose(ctx, response);
+    }
+  }
+
   /** Whether {@code message} expects something other than {@code 100-continue}, the one expectation there is. */
   private static boolean unsupportedExpectation(HttpMessage message) {
     String expect = message.headers().get(HttpHeaderNames.EXPECT);

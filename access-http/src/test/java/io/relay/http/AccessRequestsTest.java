@@ -229,6 +229,19 @@ class AccessRequestsTest {
 
 
   @Test
+  void aPipelinedBodyOverTheLimitIsRefusedAfterTheAnswersBeforeIt() {
+    EmbeddedChannel channel = connection(true);
+    send(channel, "GET /status/a HTTP/1.1\r\nHost: x\r\n\r\nPOST /bids/deny HTTP/1.1\r\nHost: x\r\nContent-Length: "
+        + (AccessRequests.MAX_BODY_BYTES + 1) + "\r\n\r\n{");
+    assertNull(response(channel, Duration.ofMillis(200)), "nothing before the first answer");
+    held.get(0).complete(HttpResponse.create().withEntity("answer to /status/a"));
+    String first = response(channel);
+    assertTrue(first != null && first.endsWith("answer to /status/a"), "the first request's answer comes first: " + first);
+    assertRefusedWithAJson413(channel);
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
   void moreRequestsReadAheadThanTheBoundCloseTheConnection() {
     EmbeddedChannel channel = connection(true);
     send(channel, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n".repeat(AccessRequests.MAX_PIPELINED + 1));
