@@ -275,8 +275,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     } else if (refusal != null) {
       FullHttpResponse last = refusal;
       refusal = null;
-      closing = true;
-      Requests.answerAndClose(ctx, last);
+      refuseInTurn(ctx, last);
     } else {
       // a client that does not read its answers is not read from until it does
       ctx.channel().config().setAutoRead(ctx.channel().isWritable());
@@ -316,6 +315,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     refusal = null;
   }
 
+  /** Answers {@code response} and closes: now, or once the requests read before it are answered. */
   private void refuseInTurn(ChannelHandlerContext ctx, FullHttpResponse response) {
     if (answering) {
       refusal = response;

@@ -18,9 +18,10 @@ public final class CodeShardStats {
   private final LongAdder prunes = new LongAdder();
   private final LongAdder slices = new LongAdder();
 
+  /** @param horizonAheadMillis how far the shard's horizon is ahead of this node's clock, 0 if it is not */
   void record(int shard, int unexpired, long horizonAheadMillis) {
     codes.set(shard, unexpired);
-    horizonAhead.set(shard, Math.max(0, horizonAheadMillis));
+    horizonAhead.set(shard, horizonAheadMillis);
   }
 
   void pruned() {

@@ -443,7 +443,8 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     inbound.discardMessages();
     connection.close(CloseCodes.TRY_AGAIN_LATER, "node memory budget");
     boolean waiting = handshake.awaitsPeerClose();
-    if (!channel.isWritable() || (!handshake.onFailure() && waiting)) {
+    handshake.onFailure();
+    if (!channel.isWritable() || waiting) {
       cutOff();
     }
   }
