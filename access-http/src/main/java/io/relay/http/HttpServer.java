@@ -2,6 +2,7 @@ package io.relay.http;
 
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.SslContext;
+import io.relay.http.log.WarningLimiter;
 import io.relay.http.server.ClientPorts;
 import io.relay.http.server.PortSettings;
 import java.net.InetSocketAddress;
@@ -29,9 +30,10 @@ public final class HttpServer {
    * Starts the event loops of the node's client ports.
    *
    * @param terminationDeadline how long coordinated shutdown lets open connections finish
+   * @param logLimitInterval the interval of the ports' rate-limited log lines
    */
-  public static ClientPorts start(ActorSystem<?> system, PortSettings settings, Duration terminationDeadline) {
-    ClientPorts ports = ClientPorts.start(settings);
+  public static ClientPorts start(ActorSystem<?> system, PortSettings settings, Duration terminationDeadline, Duration logLimitInterval) {
+    ClientPorts ports = new ClientPorts(settings, WarningLimiter.start(system, LoggerFactory.getLogger(ClientPorts.class), logLimitInterval));
     CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
     shutdown.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "client-ports-unbind", ports::unbind);
     shutdown.addTask(

@@ -172,7 +172,7 @@ final class NodeGuardian {
     HttpApi api = new HttpApi(settings.http(), settings.keys(), services, system, state::isDraining);
     HttpSettings http = settings.http();
     Optional<SslContext> tls = settings.tls();
-    ClientPorts ports = HttpServer.start(system, settings.ports(), settings.node().unbindDeadline());
+    ClientPorts ports = HttpServer.start(system, settings.ports(), settings.node().unbindDeadline(), http.logLimitInterval());
     registerPortMetrics(state.metrics(), ports, settings.ports());
     PortCounters counters = ports.counters();
     CompletionStage<InetSocketAddress> access =

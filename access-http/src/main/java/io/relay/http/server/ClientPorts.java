@@ -22,6 +22,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.relay.http.log.WarningLimiter;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Optional;
@@ -45,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * stops accepting (new connections wait in the kernel's backlog), and they resume when a
  * connection of any port closes; a connection accepted in the meantime is closed at once. When
  * {@code accept} itself fails (the process ran out of file descriptors), the port pauses instead
- * of spinning; the failures are counted and logged once per ten seconds. A request head must
+ * of spinning; the failures are counted and their log lines rate-limited. A request head must
  * arrive within {@code relay.header-timeout} ({@link HeadTimeout}). {@link #unbind} stops
  * accepting; {@link #terminate} closes what is still open after a deadline.
  */
@@ -60,9 +61,9 @@ public final class ClientPorts {
    * keep small reads.
    */
   private static final int MAX_READ_BYTES = 256 * 1024;
-  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final PortSettings settings;
+  private final WarningLimiter warnings;
   private final AtomicInteger connections = new AtomicInteger();
   private final PortCounters counters = new PortCounters();
   private final EventLoopGroup group;
@@ -73,8 +74,14 @@ public final class ClientPorts {
   private final ChannelGroup open = new DefaultChannelGroup("relay-client-connections", GlobalEventExecutor.INSTANCE);
   private volatile boolean accepting = true;
 
-  private ClientPorts(PortSettings settings) {
+  /**
+   * Starts the event loops of the node's client ports.
+   *
+   * @param warnings where failures to accept are logged
+   */
+  public ClientPorts(PortSettings settings, WarningLimiter warnings) {
     this.settings = settings;
+    this.warnings = warnings;
     boolean epoll = Epoll.isAvailable();
     group = new MultiThreadIoEventLoopGroup(settings.eventLoops(), epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
     serverChannel = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
@@ -89,11 +96,6 @@ public final class ClientPorts {
   /** The event loop that serves the connections of {@code key} (a topic): always the same one. */
   public EventLoop loopFor(String key) {
     return loops[Math.floorMod(key.hashCode(), loops.length)];
-  }
-
-  /** Starts the event loops of the node's client ports. */
-  public static ClientPorts start(PortSettings settings) {
-    return new ClientPorts(settings);
   }
 
   /** Client connections open now, on every port. */
@@ -196,31 +198,20 @@ public final class ClientPorts {
   /**
    * What a port does while {@code accept} fails, most likely for want of file descriptors: the
    * connection stays in the backlog, so watching for it again at once would spin. The port pauses
-   * for {@value #ACCEPT_PAUSE_MS} ms, counts the failure, and logs one line per ten seconds with
-   * the count. Runs on the port's event loop.
+   * for {@value #ACCEPT_PAUSE_MS} ms, counts the failure, and logs it (rate-limited). Runs on the
+   * port's event loop.
    */
   private final class AcceptFailures extends ChannelInboundHandlerAdapter {
-    private long notLogged;
-    private long lastLog = System.nanoTime() - LOG_INTERVAL_NANOS;
-
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
       counters.acceptFailures.increment();
-      notLogged++;
-      long now = System.nanoTime();
-      if (now - lastLog >= LOG_INTERVAL_NANOS) {
-        LOG.warn(
-            "accepting connections on port {} failed {} times in the last {} s ({}); pausing {} ms between attempts. "
-                + "'Too many open files' means the process's descriptor limit (ulimit -n) is too low for relay.max-connections ({})",
-            ((InetSocketAddress) ctx.channel().localAddress()).getPort(),
-            notLogged,
-            TimeUnit.NANOSECONDS.toSeconds(now - lastLog),
-            cause.getMessage(),
-            ACCEPT_PAUSE_MS,
-            settings.maxConnections());
-        lastLog = now;
-        notLogged = 0;
-      }
+      warnings.warn(
+          "accepting connections on port {} failed ({}); pausing {} ms between attempts. "
+              + "'Too many open files' means the process's descriptor limit (ulimit -n) is too low for relay.max-connections ({})",
+          ((InetSocketAddress) ctx.channel().localAddress()).getPort(),
+          cause.getMessage(),
+          ACCEPT_PAUSE_MS,
+          settings.maxConnections());
       Channel server = ctx.channel();
       server.config().setAutoRead(false);
       ctx.executor()
