@@ -86,7 +86,7 @@ final class Admission {
       throw new ApiException(503, "node is draining; reconnect with a new code");
     }
     if (!denyListRead.getAsBoolean()) {
-      throw unread();
+      throw ApiException.denyListUnread(metrics, "relay");
     }
     return topic;
   }
@@ -123,7 +123,7 @@ final class Admission {
       CodeGrant grant, String userAgent, String remoteAddress) {
     DenyList.Verdict verdict = denyVerdicts.verdict(grant.bookingId());
     if (verdict == DenyList.Verdict.UNREAD) {
-      throw unread();
+      throw ApiException.denyListUnread(metrics, "relay");
     }
     if (verdict == DenyList.Verdict.DENIED) {
       metrics.codesRefused.labelValues("denied").inc();
@@ -178,12 +178,6 @@ final class Admission {
     }
     errors.error("admitting a connection failed", cause);
     return new Refusal(500, "internal error", Map.of());
-  }
-
-  /** A node that has not read the deny list from a majority cannot tell a cancelled booking: 503. */
-  private ApiException unread() {
-    metrics.unreadRefusals.labelValues("relay").inc();
-    return new ApiException(503, "this node has not read the deny list yet; retry");
   }
 
   private ApiException refused(String reason, String message) {

@@ -1,13 +1,10 @@
 package io.relay.http;
 
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
-import org.apache.pekko.http.javadsl.server.RouteResult;
 
 /**
  * Bounds the admissions a node works on at once (codes being issued, connections being admitted),
@@ -33,17 +30,12 @@ public final class AdmissionGate extends AllDirectives {
 
   /**
    * Runs {@code inner} if the node has room for one more admission, until it has answered;
-   * otherwise answers {@code busy}, with {@code Retry-After} unless it has one already.
+   * otherwise answers {@code busy} (a {@link Json#error} 503, which says when to retry).
    */
   Route admit(HttpResponse busy, Supplier<Route> inner) {
     return extractRequestContext(
-        context -> {
-          if (!tryEnter()) {
-            return complete(
-                busy.getHeader("Retry-After").isPresent() ? busy : busy.addHeader(RawHeader.create("Retry-After", String.valueOf(Json.RETRY_AFTER_SECONDS))));
-          }
-          return mapRouteResultFuture(this::releaseWhenAnswered, inner);
-        });
+        context ->
+            tryEnter() ? mapRouteResultFuture(result -> result.whenComplete((answered, failure) -> leave()), inner) : complete(busy));
   }
 
   /**
@@ -62,9 +54,5 @@ public final class AdmissionGate extends AllDirectives {
   /** An admission that {@link #tryEnter} let in was answered. */
   void leave() {
     inFlight.decrementAndGet();
-  }
-
-  private CompletionStage<RouteResult> releaseWhenAnswered(CompletionStage<RouteResult> result) {
-    return result.whenComplete((answered, failure) -> leave());
   }
 }

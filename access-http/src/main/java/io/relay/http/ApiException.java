@@ -1,5 +1,7 @@
 package io.relay.http;
 
+import io.relay.metrics.RelayMetrics;
+
 /** A request refused with an HTTP status and a message the client can act on. */
 final class ApiException extends RuntimeException {
   private final int status;
@@ -14,6 +16,15 @@ final class ApiException extends RuntimeException {
     super(message, null, false, false);
     this.status = status;
     this.retryAfterSeconds = retryAfterSeconds;
+  }
+
+  /**
+   * A node that has not read the deny list from a majority cannot tell a cancelled booking: 503,
+   * counted by the API that refused ({@code api}).
+   */
+  static ApiException denyListUnread(RelayMetrics metrics, String api) {
+    metrics.unreadRefusals.labelValues(api).inc();
+    return new ApiException(503, "this node has not read the deny list from a majority of nodes yet; try again");
   }
 
   int status() {

@@ -90,7 +90,7 @@ record BidsRoutes(
                             + DenyCapacity.DEFAULT.total()
                             + " bookings); new bookings are refused until entries expire");
                   }
-                  case UNREAD -> throw unread();
+                  case UNREAD -> throw ApiException.denyListUnread(metrics, "bids");
                   case UNAVAILABLE -> {
                     metrics.writesFailed.labelValues("deny").inc();
                     yield Json.error(503, "could not replicate the change to a majority of nodes; try again");
@@ -117,13 +117,8 @@ record BidsRoutes(
 
   private void requireRead() {
     if (!denyListRead.getAsBoolean()) {
-      throw unread();
+      throw ApiException.denyListUnread(metrics, "bids");
     }
-  }
-
-  private ApiException unread() {
-    metrics.unreadRefusals.labelValues("bids").inc();
-    return new ApiException(503, "this node has not read the deny list from a majority of nodes yet; try again");
   }
 
   private static String describe(Duration duration) {

@@ -23,6 +23,7 @@ import io.relay.http.server.Requests;
 import io.relay.topic.ConnectionHandler;
 import io.relay.ws.Handshake;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -122,8 +123,8 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
     }
     List<String> codes = target.parameters().get("code");
     String code = codes == null ? null : codes.get(0);
-    String protocol =
-        Handshake.requestsProtocol(header(headers, "Sec-WebSocket-Protocol"), Handshake.NULL_PROTOCOL) ? Handshake.NULL_PROTOCOL : null;
+    // an entry of the comma-separated list, compared exactly
+    String protocol = headers.containsValue("Sec-WebSocket-Protocol", Handshake.NULL_PROTOCOL, false) ? Handshake.NULL_PROTOCOL : null;
     String userAgent = header(headers, "User-Agent");
     admission
         .admit(topic, code, userAgent == null ? "" : userAgent, remoteAddress(headers, (InetSocketAddress) ctx.channel().remoteAddress()))
@@ -247,7 +248,8 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
   private void refuse(ChannelHandlerContext ctx, Admission.Refusal refusal) {
     refused = true;
     releaseEarly();
-    Requests.answerAndClose(ctx, Requests.plain(refusal.status(), refusal.line(), refusal.headers()));
+    byte[] line = (refusal.line() + "\n").getBytes(StandardCharsets.UTF_8);
+    Requests.answerAndClose(ctx, Requests.response(refusal.status(), refusal.headers(), "text/plain; charset=UTF-8", line));
   }
 
   /** Every value of the field {@code name}, joined with commas, or null if it has none. */

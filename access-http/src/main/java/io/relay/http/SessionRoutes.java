@@ -74,15 +74,9 @@ record SessionRoutes(
     }
     return switch (denyVerdicts.verdict(claims.bookingId())) {
       case DENIED -> throw new ApiException(400, "booking " + claims.bookingId() + " is deny-listed");
-      case UNREAD -> throw unread();
+      case UNREAD -> throw ApiException.denyListUnread(metrics, "session");
       case ALLOWED -> store(topic, claims);
     };
-  }
-
-  /** A node that has not read the deny list from a majority cannot tell a cancelled booking: 503. */
-  private ApiException unread() {
-    metrics.unreadRefusals.labelValues("session").inc();
-    return new ApiException(503, "this node has not read the deny list from a majority of nodes yet; try again");
   }
 
   private CompletionStage<HttpResponse> store(String topic, Claims claims) {

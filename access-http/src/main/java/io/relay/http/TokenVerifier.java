@@ -25,8 +25,6 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.LongSupplier;
-import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 
 /**
  * Checks practable-style access tokens: HS256 only, sent raw or as {@code Bearer}, with {@code
@@ -262,23 +260,15 @@ final class TokenVerifier {
   /** The relay's claims of a verified token whose claims have their types. */
   private static Claims claims(JsonNode payload, DecodedJWT jwt) {
     return new Claims(
-        string(payload, "topic"),
-        string(payload, "prefix"),
-        elements(payload.get("scopes")).map(JsonNode::asText).toList(),
-        string(payload, "booking_id"),
+        payload.path("topic").asText(), // "" when the claim is absent
+        payload.path("prefix").asText(),
+        payload.get("scopes").valueStream().map(JsonNode::asText).toList(),
+        payload.path("booking_id").asText(),
         jwt.getExpiresAtAsInstant().getEpochSecond());
   }
 
   private static boolean isStrings(JsonNode node) {
-    return node.isArray() && elements(node).allMatch(JsonNode::isTextual);
-  }
-
-  private static Stream<JsonNode> elements(JsonNode array) {
-    return StreamSupport.stream(array.spliterator(), false);
-  }
-
-  private static String string(JsonNode payload, String name) {
-    return payload.has(name) ? payload.get(name).asText() : "";
+    return node.isArray() && node.valueStream().allMatch(JsonNode::isTextual);
   }
 
   private static ApiException wrongType(String claim, String expected) {

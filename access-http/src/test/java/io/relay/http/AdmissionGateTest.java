@@ -1,7 +1,6 @@
 package io.relay.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.testing.Await;
 import java.net.URI;
@@ -39,7 +38,7 @@ class AdmissionGateTest extends AllDirectives {
     CompletableFuture<String> slow = new CompletableFuture<>();
     Route route =
         gate.admit(
-            org.apache.pekko.http.javadsl.model.HttpResponse.create().withStatus(503),
+            Json.error(503, "busy"),
             () -> path("slow", () -> completeWithFuture(slow.thenApply(body -> org.apache.pekko.http.javadsl.model.HttpResponse.create().withEntity(body))))
                 .orElse(path("quick", () -> complete("quick"))));
     ServerBinding binding = Http.get(system).newServerAt("127.0.0.1", 0).bind(route).toCompletableFuture().get(10, TimeUnit.SECONDS);
@@ -59,17 +58,6 @@ class AdmissionGateTest extends AllDirectives {
     assertEquals(200, client.send(get(base + "/quick"), HttpResponse.BodyHandlers.ofString()).statusCode(), "room again");
     assertEquals(404, client.send(get(base + "/nowhere"), HttpResponse.BodyHandlers.ofString()).statusCode(), "a rejection gives the slot back too");
     assertEquals(0, gate.inFlight());
-  }
-
-  @Test
-  void aBusyAnswerThatSaysWhenToRetryIsNotToldTwice() throws Exception {
-    AdmissionGate gate = new AdmissionGate(1, () -> {});
-    assertTrue(gate.tryEnter(), "the one place is taken");
-    Route route = gate.admit(Json.error(503, "busy"), () -> complete("admitted"));
-    ServerBinding binding = Http.get(system).newServerAt("127.0.0.1", 0).bind(route).toCompletableFuture().get(10, TimeUnit.SECONDS);
-    HttpResponse<String> busy = client.send(get("http://127.0.0.1:" + binding.localAddress().getPort() + "/"), HttpResponse.BodyHandlers.ofString());
-    assertEquals(503, busy.statusCode());
-    assertEquals(List.of("1"), busy.headers().allValues("Retry-After"), "one Retry-After, the JSON error's own");
   }
 
   private static HttpRequest get(String uri) {

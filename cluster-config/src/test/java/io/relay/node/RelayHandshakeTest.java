@@ -114,6 +114,18 @@ class RelayHandshakeTest {
     assertRefused(401, "already used", "GET /session/codes?code=" + other + " HTTP/1.1\r\n" + UPGRADE_FIELDS + "\r\n");
   }
 
+  @Test
+  void theNullSubprotocolIsSelectedWhenItIsAnEntryOfTheRequestedList() throws IOException {
+    for (String requested : new String[] {"chat, null", "chat\r\nSec-WebSocket-Protocol: null"}) {
+      String head = exchangeUpgrade("GET /session/sub?code=" + code("sub") + " HTTP/1.1\r\n" + UPGRADE_FIELDS + "Sec-WebSocket-Protocol: " + requested + "\r\n\r\n");
+      assertTrue(head.startsWith("HTTP/1.1 101 ") && head.contains("\r\nSec-WebSocket-Protocol: null\r\n"), requested + ": " + head);
+    }
+    for (String requested : new String[] {"nullable", "Null", "chat"}) {
+      String head = exchangeUpgrade("GET /session/sub?code=" + code("sub") + " HTTP/1.1\r\n" + UPGRADE_FIELDS + "Sec-WebSocket-Protocol: " + requested + "\r\n\r\n");
+      assertTrue(head.startsWith("HTTP/1.1 101 ") && !head.contains("Sec-WebSocket-Protocol"), requested + ": " + head);
+    }
+  }
+
   /** Sends an upgrade and returns the response head, closing the connection after it. */
   private String exchangeUpgrade(String head) throws IOException {
     URI relay = node.relay("/");

@@ -31,7 +31,7 @@ public final class Handshake {
    * when the request has none.
    */
   public static Problem check(String upgrade, String connection, String key, String version) {
-    if (otherVersion(version)) {
+    if (version != null && !version.trim().equals(VERSION)) {
       return Problem.VERSION;
     }
     if (!hasToken(upgrade, "websocket") || !hasToken(connection, "upgrade") || version == null || !validKey(key)) {
@@ -40,22 +40,12 @@ public final class Handshake {
     return null;
   }
 
-  /** Whether a {@code Sec-WebSocket-Version} value (null for none) names a version other than 13. */
-  public static boolean otherVersion(String version) {
-    return version != null && !version.trim().equals(VERSION);
-  }
-
   /** Why a request is not an opening handshake the server can answer. */
   public enum Problem {
     /** Answered with 426 and {@code Sec-WebSocket-Version: 13} (section 4.4). */
     VERSION,
     /** Answered with 400 (section 4.2.1: "MUST ... stop processing the client's handshake"). */
     NOT_AN_UPGRADE
-  }
-
-  /** Whether any entry of a comma-separated {@code Sec-WebSocket-Protocol} value is {@code protocol}. */
-  public static boolean requestsProtocol(String value, String protocol) {
-    return value != null && Arrays.stream(value.split(",")).anyMatch(requested -> requested.trim().equals(protocol));
   }
 
   /** Whether a comma-separated header value lists {@code token}, ignoring case and spaces. */

@@ -1,7 +1,6 @@
 package io.relay.ws;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -50,9 +49,8 @@ class HandshakeTest {
     assertEquals(Handshake.Problem.VERSION, Handshake.check("websocket", "Upgrade", KEY, "8"));
     assertEquals(Handshake.Problem.VERSION, Handshake.check(null, null, null, "12"), "the version is looked at first");
     assertEquals(Handshake.Problem.NOT_AN_UPGRADE, Handshake.check("websocket", "Upgrade", KEY, null));
-    assertTrue(Handshake.otherVersion("7"));
-    assertFalse(Handshake.otherVersion(null));
-    assertFalse(Handshake.otherVersion("13"));
+    assertEquals(Handshake.Problem.VERSION, Handshake.check("websocket", "Upgrade", KEY, "7"));
+    assertNull(Handshake.check("websocket", "Upgrade", KEY, " 13 "));
   }
 
   @Test
@@ -69,13 +67,5 @@ class HandshakeTest {
         plain);
     String withProtocol = new String(Handshake.switching(KEY, "null"), StandardCharsets.US_ASCII);
     assertTrue(withProtocol.endsWith("\r\nSec-WebSocket-Protocol: null\r\n\r\n"), withProtocol);
-  }
-
-  @Test
-  void aRequestedProtocolIsAnEntryOfTheList() {
-    assertTrue(Handshake.requestsProtocol("chat, null", "null"));
-    assertTrue(Handshake.requestsProtocol("null", "null"));
-    assertFalse(Handshake.requestsProtocol("nullable", "null"));
-    assertFalse(Handshake.requestsProtocol(null, "null"));
   }
 }

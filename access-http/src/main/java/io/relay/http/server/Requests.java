@@ -16,7 +16,6 @@ import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.relay.http.log.WarningLimiter;
 import io.relay.ws.OutputEnd;
-import java.nio.charset.StandardCharsets;
 import java.util.Date;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -128,11 +127,6 @@ public final class Requests {
     response.headers().setInt("Content-Length", body.length);
     headers.forEach(response.headers()::set);
     return response;
-  }
-
-  /** A refusal: {@code status} with a one-line plain-text body and {@code headers}. */
-  public static FullHttpResponse plain(int status, String line, Map<String, String> headers) {
-    return response(status, headers, "text/plain; charset=UTF-8", (line + "\n").getBytes(StandardCharsets.UTF_8));
   }
 
   /**
