@@ -31,6 +31,7 @@ import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.relay.config.SettingsReader;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -134,7 +135,7 @@ class KubernetesManifestsTest {
   }
 
   @Test
-  void everyRelayVariableTheDeploymentSetsIsASettingOfTheNode() {
+  void everyRelayVariableTheDeploymentSetsIsASettingOfTheNode() throws IOException {
     Set<String> known = NODE.getConfig("relay").entrySet().stream().map(e -> SettingsReader.envVar("relay." + e.getKey())).collect(Collectors.toSet());
     for (EnvVar var : container.getEnv()) {
       if (var.getName().startsWith("RELAY_")) {
@@ -163,6 +164,9 @@ class KubernetesManifestsTest {
     String javaOptions = env().get("JAVA_TOOL_OPTIONS");
     assertTrue(javaOptions.contains("-XX:MaxRAMPercentage="), "the heap follows the container's memory limit: " + javaOptions);
     assertFalse(javaOptions.contains("-Xmx"), "a fixed -Xmx would ignore the memory limit");
+    String heapShare = javaOptions.replaceAll("(?s).*(-XX:MaxRAMPercentage=\\d+).*", "$1");
+    assertTrue(Files.readString(Manifests.deployDir().resolve("container/Containerfile")).contains(heapShare),
+        "the image alone sizes the heap as the Deployment does (" + heapShare + "), leaving room for the frames outside it");
     assertTrue(container.getResources().getLimits().containsKey("memory") && container.getResources().getRequests().containsKey("cpu"));
   }
 
