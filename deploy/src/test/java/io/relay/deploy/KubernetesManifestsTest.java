@@ -135,7 +135,7 @@ class KubernetesManifestsTest {
   }
 
   @Test
-  void everyRelayVariableTheDeploymentSetsIsASettingOfTheNode() throws IOException {
+  void everyRelayVariableTheDeploymentSetsIsASettingOfTheNode() {
     Set<String> known = NODE.getConfig("relay").entrySet().stream().map(e -> SettingsReader.envVar("relay." + e.getKey())).collect(Collectors.toSet());
     for (EnvVar var : container.getEnv()) {
       if (var.getName().startsWith("RELAY_")) {
@@ -161,6 +161,10 @@ class KubernetesManifestsTest {
     EnvVar appVersion = envVar("RELAY_APP_VERSION");
     String annotation = appVersion.getValueFrom().getFieldRef().getFieldPath().replaceAll("metadata\\.annotations\\['(.*)'\\]", "$1");
     assertTrue(deployment.getSpec().getTemplate().getMetadata().getAnnotations().get(annotation).matches("\\d+"), "the pod template carries the app version annotation " + annotation);
+  }
+
+  @Test
+  void theHeapFollowsTheContainersMemoryLimitInTheImageAsInTheDeployment() throws IOException {
     String javaOptions = env().get("JAVA_TOOL_OPTIONS");
     assertTrue(javaOptions.contains("-XX:MaxRAMPercentage="), "the heap follows the container's memory limit: " + javaOptions);
     assertFalse(javaOptions.contains("-Xmx"), "a fixed -Xmx would ignore the memory limit");
