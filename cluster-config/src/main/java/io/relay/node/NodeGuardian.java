@@ -198,6 +198,12 @@ final class NodeGuardian {
     metrics.counter("relay_oversized_bodies", "Access API request bodies refused with 413 for being over 64 KiB", counters.oversizedBodies::sum);
     metrics.counter("relay_pipeline_overflows", "Access API connections closed for pipelining more than 16 requests ahead", counters.pipelineOverflows::sum);
     metrics.counter("relay_connection_limit_reached", "Times the client ports stopped accepting at max-connections", counters.limitReached::sum);
+    EventLoopDelay.watch(
+        ports.loops(),
+        metrics.secondsHistogram(
+            "relay_event_loop_delay_seconds",
+            "How late the client ports' event loops ran a probe due every " + EventLoopDelay.PERIOD_MS + " ms",
+            0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5));
   }
 
   /**

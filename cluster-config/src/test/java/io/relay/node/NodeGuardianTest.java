@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What the node's guardian sets up when a node starts with no seed nodes and no discovery: a
  * cluster of its own, the services under their names, the three ports answering, and the node's
- * gauges on {@code /metrics}. The drain it registers is {@code JoinAndDrainTest}'s.
+ * gauges and the delay of its event loops on {@code /metrics}. The drain it registers is {@code JoinAndDrainTest}'s.
  */
 class NodeGuardianTest {
   private static TestNode node;
@@ -78,5 +79,6 @@ class NodeGuardianTest {
     }
     assertEquals(1.0, node.metric("relay_cluster_members"), "this node alone");
     assertEquals(1.0, node.metric("relay_deny_list_read"), "a node alone has read the deny list");
+    Await.until("the client ports' event loops are probed", Duration.ofSeconds(10), () -> node.metric("relay_event_loop_delay_seconds_count") > 0);
   }
 }

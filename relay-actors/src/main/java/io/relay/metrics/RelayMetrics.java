@@ -3,6 +3,7 @@ package io.relay.metrics;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.function.LongSupplier;
@@ -135,6 +136,11 @@ public final class RelayMetrics {
         .help(help)
         .callback(callback -> callback.call(value.getAsLong()))
         .register(registry);
+  }
+
+  /** Registers a histogram of seconds, its buckets' upper bounds {@code bounds}. */
+  public Histogram secondsHistogram(String name, String help, double... bounds) {
+    return Histogram.builder().name(name).help(help).classicOnly().classicUpperBounds(bounds).register(registry);
   }
 
   /** Registers an info metric ({@code <name>_info}, always 1) whose one label carries {@code value}. */

@@ -25,6 +25,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.relay.http.log.WarningLimiter;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -96,6 +97,11 @@ public final class ClientPorts {
   /** The event loop that serves the connections of {@code key} (a topic): always the same one. */
   public EventLoop loopFor(String key) {
     return loops[Math.floorMod(key.hashCode(), loops.length)];
+  }
+
+  /** The event loops of every port's connections. */
+  public List<EventLoop> loops() {
+    return List.of(loops);
   }
 
   /** Client connections open now, on every port. */
