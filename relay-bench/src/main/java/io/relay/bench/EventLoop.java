@@ -28,6 +28,8 @@ final class EventLoop implements AutoCloseable {
     long offeredBytes;
     long skipped;
     long closedByServer;
+    /** The most a message went out later than its writer's rate asked: the generator's loop behind. */
+    long sendLateMaxNanos;
 
     void delivered(long latencyNanos, long bytes) {
       delivered++;
@@ -45,6 +47,7 @@ final class EventLoop implements AutoCloseable {
       offeredBytes += o.offeredBytes;
       skipped += o.skipped;
       closedByServer += o.closedByServer;
+      sendLateMaxNanos = Math.max(sendLateMaxNanos, o.sendLateMaxNanos);
     }
   }
 
@@ -165,6 +168,7 @@ final class EventLoop implements AutoCloseable {
       }
       long target = (long) (elapsed * w.ratePerSecond / 1e9) + 1;
       while (w.due < target) {
+        stats.sendLateMaxNanos = Math.max(stats.sendLateMaxNanos, elapsed - (long) (w.due * 1e9 / w.ratePerSecond));
         w.due++;
         if (c.pendingBytes() >= MAX_PENDING_BYTES) {
           stats.skipped++;

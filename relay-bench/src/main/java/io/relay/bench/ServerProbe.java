@@ -211,15 +211,17 @@ final class ServerProbe {
    * @param droppedFrames frames dropped from full reader queues
    * @param framesOut frames written to readers
    * @param gcSeconds time in garbage collection, every collector together (for G1 its pauses)
+   * @param loopDelaysOver50ms probes of the relay's event loops that ran more than 50 ms late
    */
-  record Counters(double droppedFrames, double framesOut, double gcSeconds) {}
+  record Counters(double droppedFrames, double framesOut, double gcSeconds, double loopDelaysOver50ms) {}
 
   Counters counters() {
     String body = scrape();
     return new Counters(
         sample(body, "relay_frames_dropped_total"),
         sample(body, "relay_frames_out_total"),
-        sumOfSeries(body, "jvm_gc_collection_seconds_sum"));
+        sumOfSeries(body, "jvm_gc_collection_seconds_sum"),
+        sample(body, "relay_event_loop_delay_seconds_count") - sample(body, "relay_event_loop_delay_seconds_bucket{le=\"0.05\"}"));
   }
 
   /**

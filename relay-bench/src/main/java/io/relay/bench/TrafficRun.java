@@ -106,14 +106,17 @@ final class TrafficRun {
   }
 
   /**
-   * What the relay counted in a W4 window: frames dropped from full reader queues and the time in
-   * garbage collection; -1 each for a server without metrics.
+   * What the relay counted in a W4 window: frames dropped from full reader queues, the time in
+   * garbage collection, and how often its event loops ran more than 50 ms late; -1 each for a
+   * server without metrics.
    */
   private static void putServerCounters(Map<String, Object> window, ServerProbe.Counters before, ServerProbe.Counters after) {
     double dropped = after.droppedFrames() - before.droppedFrames();
     double gc = after.gcSeconds() - before.gcSeconds();
     window.put("serverDroppedFrames", Double.isNaN(dropped) ? -1 : (long) dropped);
     window.put("serverGcSeconds", Double.isNaN(gc) ? -1 : round(gc, 3));
+    double late = after.loopDelaysOver50ms() - before.loopDelaysOver50ms();
+    window.put("serverLoopDelaysOver50ms", Double.isNaN(late) ? -1 : (long) late);
   }
 
   private Map<String, Object> measure(double seconds, double ratePerTopic) {
@@ -131,6 +134,7 @@ final class TrafficRun {
     m.put("intendedMsgPerS", round(ratePerTopic * w.topics(), 1));
     m.put("offeredMsgPerS", round(s.offered / elapsed, 1));
     m.put("skippedByGenerator", s.skipped);
+    m.put("generatorSendLateMaxMs", round(s.sendLateMaxNanos / 1e6, 1));
     m.put("deliveredMsgPerS", round(s.delivered / elapsed, 1));
     m.put("deliveredMBps", round(s.deliveredBytes / elapsed / 1e6, 2));
     double expected = (double) s.offered * w.fanOut();

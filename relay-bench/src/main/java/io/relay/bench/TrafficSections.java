@@ -121,14 +121,17 @@ final class TrafficSections {
       }
       ratio(w4, "passCpuPerMBps", false, 1.0, "W4 server CPU % per delivered MB/s at the highest passing step");
       md.append(String.format(Locale.ROOT, "W4 best relay / loopback TCP: %.0f %%%n%n", 100 * best(w4, "relay", "highestPassingMBps", true) * 8e6 / tcp));
-      md.append("Every step:\n\n"
-          + "| server | rate /s per topic | offered msg/s | delivered MB/s | delivery | p50 ms | p99 ms | p99.9 ms | max ms | server CPU % | generator CPU % | pass |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      md.append("Every step (where a late message waited: the relay's event loops, their probes due every 20 ms that ran over 50 ms late, "
+          + "`relay_event_loop_delay_seconds`; the generator's, the most a message went out after its writer's rate asked):\n\n"
+          + "| server | rate /s per topic | offered msg/s | delivered MB/s | delivery | p50 ms | p99 ms | p99.9 ms | max ms | server CPU % | generator CPU % | relay loops over 50 ms late | generator's sends late, max ms | pass |\n"
+          + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (Map<String, Object> r : w4) {
         for (Object o : list(r.get("steps"))) {
           Map<String, Object> st = obj(o);
-          md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.get("label"), fmt(st.get("rate")), fmt(st.get("offeredMsgPerS")),
+          double loopsLate = st.get("serverLoopDelaysOver50ms") == null ? -1 : num(st.get("serverLoopDelaysOver50ms"));
+          md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.get("label"), fmt(st.get("rate")), fmt(st.get("offeredMsgPerS")),
               fmt(st.get("deliveredMBps")), fmt(st.get("deliveryRatio")), fmt(st.get("p50Ms")), fmt(st.get("p99Ms")), fmt(st.get("p999Ms")), fmt(st.get("maxMs")),
-              fmt(st.get("serverCpuPct")), fmt(st.get("generatorCpuPct")), st.get("pass")));
+              fmt(st.get("serverCpuPct")), fmt(st.get("generatorCpuPct")), loopsLate < 0 ? "-" : fmt(loopsLate), fmt(st.get("generatorSendLateMaxMs")), st.get("pass")));
         }
       }
       md.append("\nBeyond saturation (twice the highest passing rate; the server's and the generator's CPU and the relay's time in garbage collection, over the window):\n\n"

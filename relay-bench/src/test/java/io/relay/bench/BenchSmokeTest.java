@@ -76,6 +76,10 @@ class BenchSmokeTest extends OnASmokeNode {
     assertEquals(over.get("connections").asLong(), over.get("openConnections").asLong(), "every connection open: " + over);
     assertEquals(0, over.get("serverDroppedFrames").asLong(), "nothing dropped at 40 frames a second: " + over);
     assertTrue(over.get("serverGcSeconds").asDouble() >= 0, "the node's time in garbage collection is read from its JVM metrics: " + over);
+    for (JsonNode step : r.get("steps")) {
+      assertTrue(step.get("serverLoopDelaysOver50ms").asLong() >= 0, "the node's event loop delays are read from its metrics: " + step);
+      assertTrue(step.get("generatorSendLateMaxMs").asDouble() >= 0, "the generator's lateness is reported: " + step);
+    }
   }
 
   @Test

@@ -131,6 +131,8 @@ class ReportTest {
     String page = Files.readString(doc);
     assertTrue(page.contains("| W4 highest passing rate /s per topic | relay | 400 | nchan 400 | 1.00 | >= 1.0 | met |"), page);
     assertTrue(page.contains("| W4 server CPU % per delivered MB/s at the highest passing step | relay |"), page);
+    assertTrue(page.contains("| 74 | 60 | 2 | 1.50 | true |"), "the relay's last step: its loops late twice, the generator's sends 1.5 ms at most\n" + page);
+    assertTrue(page.contains("| 96 | 60 | - | 1.50 | true |"), "nchan's: no loop delays to read\n" + page);
   }
 
   @Test
@@ -156,11 +158,15 @@ class ReportTest {
     assertTrue(page.contains("## W3 one stream"), "W3's section, run by the Node generator alone:\n" + page);
   }
 
-  /** A W4 result that passed the steps up to 400/s per topic, the last at {@code mbps} and {@code cpu} % of a core. */
+  /**
+   * A W4 result that passed the steps up to 400/s per topic, the last at {@code mbps} and {@code cpu}
+   * % of a core; the relay's loops ran late twice in each step.
+   */
   private static String ladder(String label, double mbps, double cpu) {
     String step =
         "{\"rate\":%s,\"deliveredMBps\":%s,\"p99Ms\":3,\"serverCpuPct\":%s,\"generatorCpuPct\":60,\"pass\":true,"
-            + "\"offeredMsgPerS\":1,\"deliveryRatio\":1,\"p50Ms\":0.3,\"p999Ms\":9,\"maxMs\":20}";
+            + "\"offeredMsgPerS\":1,\"deliveryRatio\":1,\"p50Ms\":0.3,\"p999Ms\":9,\"maxMs\":20,\"generatorSendLateMaxMs\":1.5,"
+            + "\"serverLoopDelaysOver50ms\":" + (label.startsWith("relay") ? 2 : -1) + "}";
     return String.format(java.util.Locale.ROOT,
         "{\"workload\":\"W4\",\"transport\":\"ws\",\"label\":\"%s\",\"highestPassingRate\":400.0,\"highestPassingMBps\":%s,\"steps\":[%s,%s]}",
         label, mbps, String.format(java.util.Locale.ROOT, step, 300.0, mbps * 3 / 4, cpu * 3 / 4),
