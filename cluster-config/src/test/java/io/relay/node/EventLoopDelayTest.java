@@ -1,6 +1,6 @@
 package io.relay.node;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
@@ -31,12 +31,13 @@ class EventLoopDelayTest {
   }
 
   @Test
-  void aLoopKeptBusyShowsAsOneDelayAsLongAsItWasBusy() {
+  void aLoopKeptBusyShowsAsADelayAsLongAsItWasBusy() {
     EventLoop loop = group.next();
     EventLoopDelay.watch(
         List.of(loop), metrics.secondsHistogram("relay_event_loop_delay_seconds", "delays", 0.01, 0.1, 0.25, 1));
     Await.until("the probe runs", WAIT, () -> sample(exposition(), "relay_event_loop_delay_seconds_count") >= 5, this::exposition);
     double lateBefore = late();
+    double sumBefore = sample(exposition(), "relay_event_loop_delay_seconds_sum");
 
     // a task that keeps the loop's thread for 400 ms, as a long task or a lost core would
     loop.execute(() -> {
@@ -47,7 +48,8 @@ class EventLoopDelayTest {
     });
 
     Await.until("a delay over 250 ms is observed", WAIT, () -> late() > lateBefore, this::exposition);
-    assertEquals(lateBefore + 1, late(), "one probe was due while the loop was busy: " + exposition());
+    assertTrue(sample(exposition(), "relay_event_loop_delay_seconds_sum") - sumBefore >= 0.3,
+        "the probe due while the loop was busy waited most of its 400 ms: " + exposition());
   }
 
   /** Probes that ran more than 250 ms late, from one scrape. */
