@@ -168,11 +168,12 @@ final class EventLoop implements AutoCloseable {
       }
       long target = (long) (elapsed * w.ratePerSecond / 1e9) + 1;
       while (w.due < target) {
-        stats.sendLateMaxNanos = Math.max(stats.sendLateMaxNanos, elapsed - (long) (w.due * 1e9 / w.ratePerSecond));
+        long late = elapsed - (long) (w.due * 1e9 / w.ratePerSecond);
         w.due++;
         if (c.pendingBytes() >= MAX_PENDING_BYTES) {
           stats.skipped++;
         } else {
+          stats.sendLateMaxNanos = Math.max(stats.sendLateMaxNanos, late);
           send(w, now);
         }
       }
