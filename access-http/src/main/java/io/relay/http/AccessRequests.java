@@ -32,6 +32,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
 import org.apache.pekko.http.javadsl.model.HttpMethod;
 import org.apache.pekko.http.javadsl.model.HttpMethods;
@@ -202,7 +203,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       } catch (RuntimeException e) {
         return CompletableFuture.completedFuture(json(400, "malformed request"));
       }
-      return route.apply(pekko).thenCompose(this::toNetty);
+      return route.apply(pekko).thenComposeAsync(this::toNetty, materializer.executionContext());
     } catch (Exception e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -233,24 +234,31 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
         HttpEntities.create(contentType == null ? ContentTypes.APPLICATION_OCTET_STREAM : ContentTypes.parse(contentType), body));
   }
 
+  /**
+   * {@code response} as Netty writes it. A route's answer and a stream's {@code toStrict} come as
+   * Scala's {@code CompletionStage} adapter, which runs even a plain {@code thenApply} on the JDK's
+   * default async executor: on two or fewer cores that starts a thread per call (see {@link
+   * io.relay.Ask}). So a strict entity, what the API's answers are, is converted at once, and
+   * every other continuation here names the materializer's dispatcher.
+   */
   private CompletionStage<FullHttpResponse> toNetty(HttpResponse response) {
-    return response
-        .entity()
-        .toStrict(10_000, materializer)
-        .thenApply(
-            entity -> {
-              Map<String, String> headers = new LinkedHashMap<>();
-              for (HttpHeader header : response.getHeaders()) {
-                headers.put(header.name(), header.value());
-              }
-              FullHttpResponse netty =
-                  Requests.response(
-                      response.status().intValue(), headers, entity.getContentType().toString(), entity.getData().toArray());
-              if (entity.getContentType().equals(ContentTypes.NO_CONTENT_TYPE)) {
-                netty.headers().remove("Content-Type");
-              }
-              return netty;
-            });
+    if (response.entity() instanceof HttpEntity.Strict strict) {
+      return CompletableFuture.completedFuture(toNetty(response, strict));
+    }
+    return response.entity().toStrict(10_000, materializer).thenApplyAsync(strict -> toNetty(response, strict), materializer.executionContext());
+  }
+
+  private static FullHttpResponse toNetty(HttpResponse response, HttpEntity.Strict entity) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (HttpHeader header : response.getHeaders()) {
+      headers.put(header.name(), header.value());
+    }
+    FullHttpResponse netty =
+        Requests.response(response.status().intValue(), headers, entity.getContentType().toString(), entity.getData().toArray());
+    if (entity.getContentType().equals(ContentTypes.NO_CONTENT_TYPE)) {
+      netty.headers().remove("Content-Type");
+    }
+    return netty;
   }
 
   private void respond(ChannelHandlerContext ctx, FullHttpResponse response, boolean keepAlive) {

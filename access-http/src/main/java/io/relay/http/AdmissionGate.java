@@ -30,12 +30,17 @@ public final class AdmissionGate extends AllDirectives {
 
   /**
    * Runs {@code inner} if the node has room for one more admission, until it has answered;
-   * otherwise answers {@code busy} (a {@link Json#error} 503, which says when to retry).
+   * otherwise answers {@code busy} (a {@link Json#error} 503, which says when to retry). The
+   * route's result is Scala's {@code CompletionStage} adapter, whose plain {@code whenComplete}
+   * would start a thread on two or fewer cores (see {@link io.relay.Ask}): room is given back on
+   * the thread that completes it.
    */
   Route admit(HttpResponse busy, Supplier<Route> inner) {
     return extractRequestContext(
         context ->
-            tryEnter() ? mapRouteResultFuture(result -> result.whenComplete((answered, failure) -> leave()), inner) : complete(busy));
+            tryEnter()
+                ? mapRouteResultFuture(result -> result.whenCompleteAsync((answered, failure) -> leave(), Runnable::run), inner)
+                : complete(busy));
   }
 
   /**

@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.nimbusds.jwt.JWTClaimsSet;
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -171,6 +174,41 @@ class AccessApiTest {
       Await.pause(1000); // Pekko's own log lines arrive through its logging actor: a second is ample for one
       assertEquals(List.of(), log.messagesContaining("suspicious path segment"), "a client's path is not a warning per request");
     }
+  }
+
+  /**
+   * A node on two or fewer cores, as the tests' JVMs are made to look by the build (the JDK's
+   * default async executor then starts a thread per task), answers code requests, the route
+   * tree's answers, its pages and the requests it refuses without starting a thread for any of
+   * them.
+   */
+  @Test
+  void answersStartNoThreadOfTheirOwn() {
+    String token = Tokens.sign(valid().build());
+    String stats = Tokens.admin("relay:stats");
+    HttpClient http = HttpClient.newHttpClient();
+    Runnable requests =
+        () -> {
+          assertEquals(200, access.post("/session/lab/a", token).status(), "a code request");
+          assertEquals(404, access.get("/nothing", stats).status(), "the route tree's answer");
+          try {
+            assertEquals(200, http.send(HttpRequest.newBuilder(node.access("/ui/cluster.html")).build(), HttpResponse.BodyHandlers.ofString()).statusCode(), "a page");
+          } catch (IOException | InterruptedException e) {
+            throw new AssertionError("the page was not answered", e);
+          }
+          assertEquals(200, access.post("/session/lab/%61", token).status(), "a code request with an escape, which the route tree answers");
+        };
+    for (int i = 0; i < 5; i++) {
+      requests.run(); // the node's dispatchers and the client's connection are started
+    }
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long before = threads.getTotalStartedThreadCount();
+    int rounds = 30;
+    for (int i = 0; i < rounds; i++) {
+      requests.run();
+    }
+    long started = threads.getTotalStartedThreadCount() - before;
+    assertTrue(started < rounds, started + " threads started while the node answered " + 4 * rounds + " requests");
   }
 
   private static List<String> ids(AccessClient.Answer answer) {
