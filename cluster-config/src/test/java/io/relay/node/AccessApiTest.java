@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ForkJoinPool;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -179,11 +180,12 @@ class AccessApiTest {
   /**
    * A node on two or fewer cores, as the tests' JVMs are made to look by the build (the JDK's
    * default async executor then starts a thread per task), answers code requests, the route
-   * tree's answers, its pages and the requests it refuses without starting a thread for any of
-   * them.
+   * tree's answers (a 404, a code request with an escape in its path) and its pages without
+   * starting a thread for any of them.
    */
   @Test
   void answersStartNoThreadOfTheirOwn() {
+    assertEquals(1, ForkJoinPool.getCommonPoolParallelism(), "the build runs the tests' JVMs as on two cores (the root pom's argLine)");
     String token = Tokens.sign(valid().build());
     String stats = Tokens.admin("relay:stats");
     HttpClient http = HttpClient.newHttpClient();
@@ -198,8 +200,8 @@ class AccessApiTest {
           }
           assertEquals(200, access.post("/session/lab/%61", token).status(), "a code request with an escape, which the route tree answers");
         };
-    for (int i = 0; i < 5; i++) {
-      requests.run(); // the node's dispatchers and the client's connection are started
+    for (int i = 0; i < 20; i++) {
+      requests.run(); // the node's dispatchers (the pages' blocking pool: up to 16 threads) and the client's connection are started
     }
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     long before = threads.getTotalStartedThreadCount();
