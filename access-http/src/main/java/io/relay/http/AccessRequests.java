@@ -17,13 +17,13 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.relay.http.log.WarningLimiter;
+import io.relay.http.server.ClientPorts;
 import io.relay.http.server.HeadTimeout;
 import io.relay.http.server.PortCounters;
 import io.relay.http.server.Requests;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -50,7 +50,8 @@ import org.apache.pekko.stream.Materializer;
  * process, with no HTTP stream per connection. Requests on one connection are answered in order,
  * one at a time (at most {@value #MAX_PIPELINED} read ahead); the connection is kept alive as
  * HTTP/1.1 and the client's {@code Connection} header say, and closed after {@code
- * relay.idle-timeout} without a request. A head the port cannot read is answered with a JSON
+ * relay.idle-timeout} without a request or once the node stops accepting (after the answer it is
+ * working on, which says {@code Connection: close}). A head the port cannot read is answered with a JSON
  * error ({@link Requests}) and the connection closes.
  */
 final class AccessRequests extends ChannelInboundHandlerAdapter {
@@ -71,6 +72,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   /** The request being answered is HTTP/1.0. */
   private boolean http10;
   private boolean closing;
+  private boolean unbound; // the ports stopped accepting: the answer being worked on is the last
   /** The refusal of a request read ahead (a body over the limit), answered after those before it; then the connection closes. */
   private FullHttpResponse refusal;
 
@@ -174,16 +176,14 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     } finally {
       request.release();
     }
-    answer.whenComplete(
-        (response, failure) ->
-            ctx.executor()
-                .execute(
-                    () -> {
-                      if (failure != null) {
-                        errors.error("answering an access API request failed", failure);
-                      }
-                      respond(ctx, failure == null ? response : json(500, "There was an internal server error."), keepAlive);
-                    }));
+    answer.whenCompleteAsync(
+        (response, failure) -> {
+          if (failure != null) {
+            errors.error("answering an access API request failed", failure);
+          }
+          respond(ctx, failure == null ? response : json(500, "There was an internal server error."), keepAlive);
+        },
+        ctx.executor());
   }
 
   /** The route's answer to {@code request} (or, for a code request, {@link CodeRequests}'), as Netty writes it. */
@@ -235,11 +235,9 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * {@code response} as Netty writes it. A route's answer and a stream's {@code toStrict} come as
-   * Scala's {@code CompletionStage} adapter, which runs even a plain {@code thenApply} on the JDK's
-   * default async executor: on two or fewer cores that starts a thread per call (see {@link
-   * io.relay.Ask}). So a strict entity, what the API's answers are, is converted at once, and
-   * every other continuation here names the materializer's dispatcher.
+   * {@code response} as Netty writes it: a strict entity (every answer but the pages) at once, with
+   * no plain callback on Pekko's Scala {@code CompletionStage}s, which on two or fewer cores start a
+   * thread per callback (see {@link io.relay.Ask}).
    */
   private CompletionStage<FullHttpResponse> toNetty(HttpResponse response) {
     if (response.entity() instanceof HttpEntity.Strict strict) {
@@ -249,12 +247,9 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   }
 
   private static FullHttpResponse toNetty(HttpResponse response, HttpEntity.Strict entity) {
-    Map<String, String> headers = new LinkedHashMap<>();
-    for (HttpHeader header : response.getHeaders()) {
-      headers.put(header.name(), header.value());
-    }
     FullHttpResponse netty =
-        Requests.response(response.status().intValue(), headers, entity.getContentType().toString(), entity.getData().toArray());
+        Requests.response(response.status().intValue(), Map.of(), entity.getContentType().toString(), entity.getData().toArray());
+    response.getHeaders().forEach(header -> netty.headers().set(header.name(), header.value()));
     if (entity.getContentType().equals(ContentTypes.NO_CONTENT_TYPE)) {
       netty.headers().remove("Content-Type");
     }
@@ -266,7 +261,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       response.release();
       return;
     }
-    if (!keepAlive) {
+    if (!keepAlive || unbound) {
       closing = true;
       Requests.answerAndClose(ctx, response);
       return;
@@ -304,6 +299,12 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       counters.idleTimeouts.increment();
       closing = true;
       ctx.close();
+    } else if (event == ClientPorts.UNBOUND) { // a kept connection is not kept: its client goes to another node
+      unbound = true;
+      if (!answering) {
+        closing = true;
+        ctx.close();
+      }
     } else {
       ctx.fireUserEventTriggered(event);
     }

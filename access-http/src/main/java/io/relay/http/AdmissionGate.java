@@ -30,17 +30,14 @@ public final class AdmissionGate extends AllDirectives {
 
   /**
    * Runs {@code inner} if the node has room for one more admission, until it has answered;
-   * otherwise answers {@code busy} (a {@link Json#error} 503, which says when to retry). The
-   * route's result is Scala's {@code CompletionStage} adapter, whose plain {@code whenComplete}
-   * would start a thread on two or fewer cores (see {@link io.relay.Ask}): room is given back on
-   * the thread that completes it.
+   * otherwise answers {@code busy} (a {@link Json#error} 503, which says when to retry). Room is
+   * given back on the thread that completes the route's Scala {@code CompletionStage}, whose plain
+   * {@code whenComplete} would start a thread on two or fewer cores (see {@link io.relay.Ask}).
    */
   Route admit(HttpResponse busy, Supplier<Route> inner) {
     return extractRequestContext(
         context ->
-            tryEnter()
-                ? mapRouteResultFuture(result -> result.whenCompleteAsync((answered, failure) -> leave(), Runnable::run), inner)
-                : complete(busy));
+            tryEnter() ? mapRouteResultFuture(result -> result.whenCompleteAsync((answered, failure) -> leave(), Runnable::run), inner) : complete(busy));
   }
 
   /**

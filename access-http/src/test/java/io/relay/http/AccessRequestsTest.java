@@ -10,6 +10,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.relay.http.log.WarningLimiter;
+import io.relay.http.server.ClientPorts;
 import io.relay.http.server.PortCounters;
 import io.relay.testing.Await;
 import java.nio.charset.StandardCharsets;
@@ -33,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * An access port's connection as a client sees it, over Netty's embedded channel with a route
  * that answers with the request's path: keep-alive and pipelined requests answered in order,
  * {@code Connection: close} honoured, a body over the limit refused with a JSON 413, too many
- * requests read ahead closing the connection, and an idle connection closed.
+ * requests read ahead closing the connection, and an idle connection closed, as is a kept one
+ * once the node stops accepting.
  */
 class AccessRequestsTest {
   private static final ActorTestKit KIT = ActorTestKit.create("access-requests");
@@ -250,6 +252,31 @@ class AccessRequestsTest {
     assertFalse(channel.isActive(), "one more than the bound: closed");
     assertNull(response(channel, Duration.ofMillis(200)), "nothing was answered");
     assertEquals(1, counters.pipelineOverflows.sum(), "the closed connection is counted");
+  }
+
+  @Test
+  void aKeptConnectionClosesWhenThePortsStopAccepting() {
+    EmbeddedChannel channel = connection(false);
+    send(channel, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n");
+    assertNotNull(response(channel));
+    assertTrue(channel.isActive(), "kept between requests");
+    channel.pipeline().fireUserEventTriggered(ClientPorts.UNBOUND);
+    channel.runPendingTasks();
+    assertFalse(channel.isActive(), "closed once the node stops accepting, so its client goes to another node");
+  }
+
+  @Test
+  void aRequestBeingAnsweredWhenThePortsStopAcceptingGetsItsAnswerWithConnectionClose() {
+    EmbeddedChannel channel = connection(true);
+    send(channel, "GET /status/a HTTP/1.1\r\nHost: x\r\n\r\n");
+    channel.pipeline().fireUserEventTriggered(ClientPorts.UNBOUND);
+    channel.runPendingTasks();
+    assertTrue(channel.isActive(), "open while its request is answered");
+    held.get(0).complete(HttpResponse.create().withEntity("answer to /status/a"));
+    String answer = response(channel);
+    assertNotNull(answer, "the request is answered");
+    assertTrue(answer.endsWith("answer to /status/a") && answer.contains("\r\nConnection: close\r\n"), answer);
+    assertFalse(channel.isActive(), "closed after its answer");
   }
 
   @Test

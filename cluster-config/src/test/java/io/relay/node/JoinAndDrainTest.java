@@ -5,6 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -45,5 +50,42 @@ class JoinAndDrainTest {
         late.close();
       }
     }
+  }
+
+  /**
+   * A client of the access API whose connection is kept between requests is closed as soon as the
+   * node stops accepting, so that it asks another node next, instead of when the unbind deadline
+   * and its shutdown phase (here both longer than the wait) run out.
+   */
+  @Test
+  void aKeptAccessConnectionIsClosedWhenTheNodeStopsAccepting() throws Exception {
+    try (TestNode node =
+            TestNode.start(Map.of("relay.unbind-deadline", "60s", "pekko.coordinated-shutdown.phases.service-requests-done.timeout", "60s"));
+        Socket socket = new Socket("127.0.0.1", node.accessPort)) {
+      socket.setSoTimeout(10_000);
+      socket.getOutputStream().write("GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+      InputStream in = socket.getInputStream();
+      String head = readHead(in);
+      assertTrue(head.startsWith("HTTP/1.1 404 ") && !head.contains("Connection: close"), head);
+      in.readNBytes(Integer.parseInt(head.replaceAll("(?s).*\r\nContent-Length: (\\d+)\r\n.*", "$1")));
+      node.system.terminate();
+      try {
+        assertEquals(-1, in.read(), "the node closes the kept connection");
+      } catch (SocketTimeoutException e) {
+        throw new AssertionError("the kept connection was still open 10 s after the node began to stop", e);
+      }
+    }
+  }
+
+  private static String readHead(InputStream in) throws IOException {
+    StringBuilder head = new StringBuilder();
+    while (head.indexOf("\r\n\r\n") < 0) {
+      int b = in.read();
+      if (b < 0) {
+        throw new AssertionError("closed within the head: " + head);
+      }
+      head.append((char) b);
+    }
+    return head.toString();
   }
 }

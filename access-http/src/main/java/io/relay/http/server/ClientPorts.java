@@ -232,10 +232,14 @@ public final class ClientPorts {
     }
   }
 
-  /** Stops accepting on every port: the bound sockets close; open connections go on. */
+  /** Fired on every open connection once the ports stop accepting ({@link #unbind}). */
+  public static final Object UNBOUND = new Object();
+
+  /** Stops accepting on every port and tells every open connection ({@link #UNBOUND}): kept access connections close. */
   public CompletionStage<Done> unbind() {
     CompletableFuture<Done> unbound = new CompletableFuture<>();
     servers.close().addListener(closed -> unbound.complete(Done.getInstance()));
+    open.forEach(channel -> channel.pipeline().fireUserEventTriggered(UNBOUND));
     return unbound;
   }
 

@@ -95,15 +95,12 @@ public final class Requests {
       char c = target.charAt(i);
       boolean allowed =
           (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~:/?[]@!$&'()*+,;=%".indexOf(c) >= 0;
-      if (!allowed || c == '%' && (i + 2 >= target.length() || !isHex(target.charAt(i + 1)) || !isHex(target.charAt(i + 2)))) {
+      // a non-ASCII digit Character.digit would take is refused at its own index
+      if (!allowed || c == '%' && (i + 2 >= target.length() || Character.digit(target.charAt(i + 1), 16) < 0 || Character.digit(target.charAt(i + 2), 16) < 0)) {
         return false;
       }
     }
     return true;
-  }
-
-  private static boolean isHex(char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
   }
 
   /**
