@@ -1,6 +1,7 @@
 package io.relay.http;
 
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -50,8 +51,8 @@ import org.apache.pekko.stream.Materializer;
  * process, with no HTTP stream per connection. Requests on one connection are answered in order,
  * one at a time (at most {@value #MAX_PIPELINED} read ahead); the connection is kept alive as
  * HTTP/1.1 and the client's {@code Connection} header say, and closed after {@code
- * relay.idle-timeout} without a request or once the node stops accepting (after the answer it is
- * working on, which says {@code Connection: close}). A head the port cannot read is answered with a JSON
+ * relay.idle-timeout} without a request or once the node stops accepting (after the answer to a
+ * request being answered or begun, which says {@code Connection: close}). A head the port cannot read is answered with a JSON
  * error ({@link Requests}) and the connection closes.
  */
 final class AccessRequests extends ChannelInboundHandlerAdapter {
@@ -247,8 +248,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   }
 
   private static FullHttpResponse toNetty(HttpResponse response, HttpEntity.Strict entity) {
-    FullHttpResponse netty =
-        Requests.response(response.status().intValue(), Map.of(), entity.getContentType().toString(), entity.getData().toArray());
+    FullHttpResponse netty = Requests.response(response.status().intValue(), Map.of(), entity.getContentType().toString(), entity.getData().toArray());
     response.getHeaders().forEach(header -> netty.headers().set(header.name(), header.value()));
     if (entity.getContentType().equals(ContentTypes.NO_CONTENT_TYPE)) {
       netty.headers().remove("Content-Type");
@@ -301,9 +301,9 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       ctx.close();
     } else if (event == ClientPorts.UNBOUND) { // a kept connection is not kept: its client goes to another node
       unbound = true;
-      if (!answering) {
+      if (!answering && !closing && HeadTimeout.betweenRequests(ctx.pipeline())) {
         closing = true;
-        ctx.close();
+        ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE); // after the answers written
       }
     } else {
       ctx.fireUserEventTriggered(event);

@@ -37,9 +37,7 @@ public final class HttpApi extends AllDirectives {
   private final Cors cors;
   private final HttpResponse busy = Json.error(503, "the node is admitting as many clients as it can; retry");
 
-  /**
-   * @param draining whether the node is draining: the relay then refuses new connections with 503
-   */
+  /** @param draining whether the node is draining: the relay then refuses new connections with 503 */
   public HttpApi(HttpSettings settings, TokenKeys keys, RelayServices services, ActorSystem<?> system, BooleanSupplier draining) {
     this.settings = settings;
     this.services = services;

@@ -18,9 +18,7 @@ import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.Route;
 
-/**
- * {@code POST /session/{topic}}: exchanges a session token for a one-time relay URI.
- */
+/** {@code POST /session/{topic}}: exchanges a session token for a one-time relay URI. */
 record SessionRoutes(
     AccessGuard guard,
     HttpSettings settings,

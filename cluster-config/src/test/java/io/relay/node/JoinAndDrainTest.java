@@ -11,6 +11,7 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -55,26 +56,39 @@ class JoinAndDrainTest {
   /**
    * A client of the access API whose connection is kept between requests is closed as soon as the
    * node stops accepting, so that it asks another node next, instead of when the unbind deadline
-   * and its shutdown phase (here both longer than the wait) run out.
+   * and its shutdown phase (here both longer than the wait) run out; a client that has begun its
+   * next request gets its answer, with {@code Connection: close}, and then the close.
    */
   @Test
-  void aKeptAccessConnectionIsClosedWhenTheNodeStopsAccepting() throws Exception {
+  void aKeptAccessConnectionIsClosedWhenTheNodeStopsAcceptingAndOneMidRequestIsAnsweredFirst() throws Exception {
     try (TestNode node =
             TestNode.start(Map.of("relay.unbind-deadline", "60s", "pekko.coordinated-shutdown.phases.service-requests-done.timeout", "60s"));
-        Socket socket = new Socket("127.0.0.1", node.accessPort)) {
-      socket.setSoTimeout(10_000);
-      socket.getOutputStream().write("GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
-      InputStream in = socket.getInputStream();
-      String head = readHead(in);
-      assertTrue(head.startsWith("HTTP/1.1 404 ") && !head.contains("Connection: close"), head);
-      in.readNBytes(Integer.parseInt(head.replaceAll("(?s).*\r\nContent-Length: (\\d+)\r\n.*", "$1")));
+        Socket kept = new Socket("127.0.0.1", node.accessPort);
+        Socket midRequest = new Socket("127.0.0.1", node.accessPort)) {
+      for (Socket socket : List.of(kept, midRequest)) {
+        socket.setSoTimeout(10_000);
+        String answer = exchange(socket, "GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n");
+        assertTrue(answer.startsWith("HTTP/1.1 404 ") && !answer.contains("Connection: close"), answer);
+      }
+      midRequest.getOutputStream().write("GET /nothing HTTP/1.1\r\n".getBytes(StandardCharsets.ISO_8859_1));
       node.system.terminate();
       try {
-        assertEquals(-1, in.read(), "the node closes the kept connection");
+        assertEquals(-1, kept.getInputStream().read(), "the node closes the kept connection");
       } catch (SocketTimeoutException e) {
         throw new AssertionError("the kept connection was still open 10 s after the node began to stop", e);
       }
+      String last = exchange(midRequest, "Host: x\r\n\r\n");
+      assertTrue(last.startsWith("HTTP/1.1 404 ") && last.contains("\r\nConnection: close\r\n"), last);
+      assertEquals(-1, midRequest.getInputStream().read(), "closed after its answer");
     }
+  }
+
+  /** Writes {@code bytes} and reads one answer whole (its head and its Content-Length of body). */
+  private static String exchange(Socket socket, String bytes) throws IOException {
+    socket.getOutputStream().write(bytes.getBytes(StandardCharsets.ISO_8859_1));
+    InputStream in = socket.getInputStream();
+    String head = readHead(in);
+    return head + new String(in.readNBytes(Integer.parseInt(head.replaceAll("(?s).*\r\nContent-Length: (\\d+)\r\n.*", "$1"))), StandardCharsets.ISO_8859_1);
   }
 
   private static String readHead(InputStream in) throws IOException {

@@ -51,6 +51,11 @@ public final class HeadTimeout extends ChannelInboundHandlerAdapter {
     }
   }
 
+  /** Whether {@code pipeline}'s connection has read nothing since its last head came whole (true without a head timeout). */
+  public static boolean betweenRequests(ChannelPipeline pipeline) {
+    return !(pipeline.get(NAME) instanceof HeadTimeout timeout) || timeout.betweenHeads && timeout.timer == null;
+  }
+
   @Override
   public void handlerRemoved(ChannelHandlerContext ctx) {
     cancel();
