@@ -204,7 +204,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       } catch (RuntimeException e) {
         return CompletableFuture.completedFuture(json(400, "malformed request"));
       }
-      return route.apply(pekko).thenComposeAsync(this::toNetty, materializer.executionContext());
+      return route.apply(pekko).thenComposeAsync(this::toNetty, Runnable::run);
     } catch (Exception e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -236,15 +236,15 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * {@code response} as Netty writes it: a strict entity (every answer but the pages) at once, with
-   * no plain callback on Pekko's Scala {@code CompletionStage}s, which on two or fewer cores start a
-   * thread per callback (see {@link io.relay.Ask}).
+   * {@code response} as Netty writes it: a strict entity (every answer but the pages) at once. Pekko's
+   * Scala {@code CompletionStage}s get no plain callback, which on two or fewer cores starts a thread
+   * (see {@link io.relay.Ask}), but one on the thread that completes them, as {@link AdmissionGate} does.
    */
   private CompletionStage<FullHttpResponse> toNetty(HttpResponse response) {
     if (response.entity() instanceof HttpEntity.Strict strict) {
       return CompletableFuture.completedFuture(toNetty(response, strict));
     }
-    return response.entity().toStrict(10_000, materializer).thenApplyAsync(strict -> toNetty(response, strict), materializer.executionContext());
+    return response.entity().toStrict(10_000, materializer).thenApplyAsync(strict -> toNetty(response, strict), Runnable::run);
   }
 
   private static FullHttpResponse toNetty(HttpResponse response, HttpEntity.Strict entity) {

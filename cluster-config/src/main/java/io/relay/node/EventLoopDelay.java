@@ -10,8 +10,8 @@ import java.util.concurrent.TimeUnit;
  * runs a probe every {@link #PERIOD_MS} ms, and how long after its due time the probe ran goes
  * into {@code relay_event_loop_delay_seconds}. A loop busy without pause for longer than a
  * period (a long task, a collection, a core taken by other processes) shows as one observation
- * of that length less at most a period. Each probe wakes an idle loop: at a period of 20 ms the
- * probes took 1.2-2.3 % of a core more in W1 (docs/benchmark-notes.md), at 100 ms nothing measurable.
+ * of that length less at most a period. Each probe wakes an idle loop: at a period of 20 ms that
+ * cost W1 measurable CPU, at 100 ms nothing measurable (docs/benchmark-notes.md).
  */
 final class EventLoopDelay implements Runnable {
   static final long PERIOD_MS = 100;

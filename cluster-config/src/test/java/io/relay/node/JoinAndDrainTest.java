@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
-import java.io.IOException;
-import java.io.InputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -67,7 +65,7 @@ class JoinAndDrainTest {
         Socket midRequest = new Socket("127.0.0.1", node.accessPort)) {
       for (Socket socket : List.of(kept, midRequest)) {
         socket.setSoTimeout(10_000);
-        String answer = exchange(socket, "GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n");
+        String answer = RawHttp.answer(socket, "GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n");
         assertTrue(answer.startsWith("HTTP/1.1 404 ") && !answer.contains("Connection: close"), answer);
       }
       midRequest.getOutputStream().write("GET /nothing HTTP/1.1\r\n".getBytes(StandardCharsets.ISO_8859_1));
@@ -77,29 +75,9 @@ class JoinAndDrainTest {
       } catch (SocketTimeoutException e) {
         throw new AssertionError("the kept connection was still open 10 s after the node began to stop", e);
       }
-      String last = exchange(midRequest, "Host: x\r\n\r\n");
+      String last = RawHttp.answer(midRequest, "Host: x\r\n\r\n");
       assertTrue(last.startsWith("HTTP/1.1 404 ") && last.contains("\r\nConnection: close\r\n"), last);
       assertEquals(-1, midRequest.getInputStream().read(), "closed after its answer");
     }
-  }
-
-  /** Writes {@code bytes} and reads one answer whole (its head and its Content-Length of body). */
-  private static String exchange(Socket socket, String bytes) throws IOException {
-    socket.getOutputStream().write(bytes.getBytes(StandardCharsets.ISO_8859_1));
-    InputStream in = socket.getInputStream();
-    String head = readHead(in);
-    return head + new String(in.readNBytes(Integer.parseInt(head.replaceAll("(?s).*\r\nContent-Length: (\\d+)\r\n.*", "$1"))), StandardCharsets.ISO_8859_1);
-  }
-
-  private static String readHead(InputStream in) throws IOException {
-    StringBuilder head = new StringBuilder();
-    while (head.indexOf("\r\n\r\n") < 0) {
-      int b = in.read();
-      if (b < 0) {
-        throw new AssertionError("closed within the head: " + head);
-      }
-      head.append((char) b);
-    }
-    return head.toString();
   }
 }

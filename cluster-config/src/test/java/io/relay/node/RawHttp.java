@@ -8,7 +8,7 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import javax.net.ssl.SSLContext;
 
-/** Sends bytes no HTTP client would send (illegal characters, over-long heads) and reads the answer's status line. */
+/** Sends bytes no HTTP client would send (illegal characters, over-long heads, a request cut in two) and reads the answers. */
 final class RawHttp {
   /**
    * How long an answer may take: the node answers a whole request at once, and one whose announced
@@ -39,5 +39,28 @@ final class RawHttp {
     } catch (IOException e) {
       return "(" + e.getClass().getSimpleName() + ")";
     }
+  }
+
+  /**
+   * Writes {@code bytes} on {@code socket}, a connection kept between requests, and reads one answer
+   * whole (its head and its Content-Length of body).
+   */
+  static String answer(Socket socket, String bytes) throws IOException {
+    socket.getOutputStream().write(bytes.getBytes(StandardCharsets.ISO_8859_1));
+    InputStream in = socket.getInputStream();
+    String head = readHead(in);
+    return head + new String(in.readNBytes(Integer.parseInt(head.replaceAll("(?s).*\r\nContent-Length: (\\d+)\r\n.*", "$1"))), StandardCharsets.ISO_8859_1);
+  }
+
+  private static String readHead(InputStream in) throws IOException {
+    StringBuilder head = new StringBuilder();
+    while (head.indexOf("\r\n\r\n") < 0) {
+      int b = in.read();
+      if (b < 0) {
+        throw new AssertionError("closed within the head: " + head);
+      }
+      head.append((char) b);
+    }
+    return head.toString();
   }
 }
