@@ -102,7 +102,10 @@ public final class RelayNode {
                 millis(node.drainDelay().plus(PHASE_MARGIN)))
             .withValue(
                 "pekko.coordinated-shutdown.phases.service-unbind.timeout",
-                millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)));
+                millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)))
+            .withValue(
+                "pekko.coordinated-shutdown.phases.service-requests-done.timeout",
+                millis(node.unbindDeadline().plus(PHASE_MARGIN)));
     Optional<SslContext> tls = http.tls() ? Optional.of(TlsContext.load(http)) : Optional.empty();
     Config pekko = cluster.withFallback(links.pekkoConfig(http.secretReloadInterval())).withFallback(bootstrapConfig(node));
     return new Settings(

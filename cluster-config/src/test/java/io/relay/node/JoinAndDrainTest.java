@@ -3,6 +3,9 @@ package io.relay.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
 import java.net.Socket;
@@ -52,15 +55,43 @@ class JoinAndDrainTest {
   }
 
   /**
+   * Each shutdown phase of the drain lasts at least what the settings it waits for ask: a longer
+   * drain delay, drain spread or unbind deadline is not cut short by the phase's timeout (Pekko's
+   * default is 5 s).
+   */
+  @Test
+  void theDrainsShutdownPhasesLastAtLeastWhatTheirSettingsAsk() {
+    RelayNode.Settings settings =
+        RelayNode.load(
+            ConfigFactory.parseMap(
+                Map.of(
+                    "relay.secret", TestNode.SECRET,
+                    "relay.host", "127.0.0.1",
+                    "relay.cluster-transport", "tcp",
+                    "relay.drain-delay", "20s",
+                    "relay.drain-spread", "30s",
+                    "relay.unbind-deadline", "40s")));
+    Config shutdown = settings.config().getConfig("pekko.coordinated-shutdown");
+    Map<String, Duration> asked =
+        Map.of("before-service-unbind", Duration.ofSeconds(20), "service-unbind", Duration.ofSeconds(30), "service-requests-done", Duration.ofSeconds(40));
+    asked.forEach(
+        (phase, least) -> {
+          String own = "phases." + phase + ".timeout";
+          Duration timeout = shutdown.getDuration(shutdown.hasPath(own) ? own : "default-phase-timeout");
+          assertTrue(timeout.compareTo(least) > 0, phase + " times out after " + timeout + ", within the " + least + " its setting asks");
+        });
+  }
+
+  /**
    * A client of the access API whose connection is kept between requests is closed as soon as the
    * node stops accepting, so that it asks another node next, instead of when the unbind deadline
-   * and its shutdown phase (here both longer than the wait) run out; a client that has begun its
+   * (here longer than the wait) runs out; a client that has begun its
    * next request gets its answer, with {@code Connection: close}, and then the close.
    */
   @Test
   void aKeptAccessConnectionIsClosedWhenTheNodeStopsAcceptingAndOneMidRequestIsAnsweredFirst() throws Exception {
     try (TestNode node =
-            TestNode.start(Map.of("relay.unbind-deadline", "60s", "pekko.coordinated-shutdown.phases.service-requests-done.timeout", "60s"));
+            TestNode.start(Map.of("relay.unbind-deadline", "60s"));
         Socket kept = new Socket("127.0.0.1", node.accessPort);
         Socket midRequest = new Socket("127.0.0.1", node.accessPort)) {
       for (Socket socket : List.of(kept, midRequest)) {
