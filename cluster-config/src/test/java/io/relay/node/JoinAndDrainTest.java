@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-
 import io.relay.testing.Await;
 import io.relay.testing.Tokens;
 import java.net.Socket;
@@ -85,13 +84,12 @@ class JoinAndDrainTest {
   /**
    * A client of the access API whose connection is kept between requests is closed as soon as the
    * node stops accepting, so that it asks another node next, instead of when the unbind deadline
-   * (here longer than the wait) runs out; a client that has begun its
-   * next request gets its answer, with {@code Connection: close}, and then the close.
+   * (here longer than the wait) runs out; a client that has begun its next request gets its
+   * answer, with {@code Connection: close}, and then the close.
    */
   @Test
   void aKeptAccessConnectionIsClosedWhenTheNodeStopsAcceptingAndOneMidRequestIsAnsweredFirst() throws Exception {
-    try (TestNode node =
-            TestNode.start(Map.of("relay.unbind-deadline", "60s"));
+    try (TestNode node = TestNode.start(Map.of("relay.unbind-deadline", "60s"));
         Socket kept = new Socket("127.0.0.1", node.accessPort);
         Socket midRequest = new Socket("127.0.0.1", node.accessPort)) {
       for (Socket socket : List.of(kept, midRequest)) {
