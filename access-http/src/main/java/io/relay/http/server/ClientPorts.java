@@ -74,6 +74,7 @@ public final class ClientPorts {
   private final EventLoop[] loops;
   private final ChannelGroup open = new DefaultChannelGroup("relay-client-connections", GlobalEventExecutor.INSTANCE);
   private volatile boolean accepting = true;
+  private volatile boolean unbound;
 
   /**
    * Starts the event loops of the node's client ports.
@@ -102,11 +103,6 @@ public final class ClientPorts {
   /** The event loops of every port's connections. */
   public List<EventLoop> loops() {
     return List.of(loops);
-  }
-
-  /** Client connections open now, on every port. */
-  public int connections() {
-    return connections.get();
   }
 
   public PortCounters counters() {
@@ -143,6 +139,9 @@ public final class ClientPorts {
                     tls.ifPresent(context -> pipeline.addLast("tls", context.newHandler(channel.alloc())));
                     pipeline.addLast(HeadTimeout.NAME, new HeadTimeout(settings.headerTimeout().toNanos(), counters));
                     http.accept(pipeline);
+                    if (unbound) { // accepted before the ports closed, set up after unbind told the open ones
+                      pipeline.fireUserEventTriggered(UNBOUND);
+                    }
                   }
                 });
     Channel server;
@@ -237,10 +236,11 @@ public final class ClientPorts {
 
   /** Stops accepting on every port and tells every open connection ({@link #UNBOUND}): kept access connections close. */
   public CompletionStage<Done> unbind() {
-    CompletableFuture<Done> unbound = new CompletableFuture<>();
-    servers.close().addListener(closed -> unbound.complete(Done.getInstance()));
+    unbound = true;
+    CompletableFuture<Done> closed = new CompletableFuture<>();
+    servers.close().addListener(done -> closed.complete(Done.getInstance()));
     open.forEach(channel -> channel.pipeline().fireUserEventTriggered(UNBOUND));
-    return unbound;
+    return closed;
   }
 
   /**
