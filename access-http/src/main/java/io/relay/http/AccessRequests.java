@@ -249,7 +249,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
 
   private static FullHttpResponse toNetty(HttpResponse response, HttpEntity.Strict entity) {
     FullHttpResponse netty = Requests.response(response.status().intValue(), Map.of(), entity.getContentType().toString(), entity.getData().toArray());
-    response.getHeaders().forEach(header -> netty.headers().set(header.name(), header.value()));
+    response.getHeaders().forEach(header -> netty.headers().add(header.name(), header.value()));
     if (entity.getContentType().equals(ContentTypes.NO_CONTENT_TYPE)) {
       netty.headers().remove("Content-Type");
     }

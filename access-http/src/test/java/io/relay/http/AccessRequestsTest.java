@@ -25,6 +25,7 @@ import java.util.regex.Pattern;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.stream.Materializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -277,6 +278,17 @@ class AccessRequestsTest {
     assertNotNull(answer, "the request is answered");
     assertTrue(answer.endsWith("answer to /status/a") && answer.contains("\r\nConnection: close\r\n"), answer);
     assertFalse(channel.isActive(), "closed after its answer");
+  }
+
+  @Test
+  void everyValueOfAFieldTheRouteAnswersWithIsSent() {
+    EmbeddedChannel channel = connection(true);
+    send(channel, "GET /status/a HTTP/1.1\r\nHost: x\r\n\r\n");
+    held.get(0).complete(HttpResponse.create().addHeaders(List.of(RawHeader.create("Vary", "Origin"), RawHeader.create("Vary", "Accept"))));
+    String answer = response(channel);
+    assertNotNull(answer, "the request is answered");
+    assertTrue(answer.contains("\r\nVary: Origin\r\n") && answer.contains("\r\nVary: Accept\r\n"), "both Vary fields: " + answer);
+    channel.finishAndReleaseAll();
   }
 
   @Test
