@@ -197,7 +197,7 @@ final class NodeGuardian {
     metrics.counter("relay_idle_timeouts", "Access API connections closed for being idle between requests", counters.idleTimeouts::sum);
     metrics.counter("relay_oversized_bodies", "Access API request bodies refused with 413 for being over 64 KiB", counters.oversizedBodies::sum);
     metrics.counter("relay_pipeline_overflows", "Access API connections closed for pipelining more than 16 requests ahead", counters.pipelineOverflows::sum);
-    metrics.counter("relay_connection_limit_reached", "Times the client ports stopped accepting at max-connections", counters.limitReached::sum);
+    metrics.counter("relay_connection_limit_reached", "Times the client ports reached max-connections: each stop of accepting, and each connection accepted at the limit and closed", counters.limitReached::sum);
     EventLoopDelay.watch(
         ports.loops(),
         metrics.secondsHistogram(

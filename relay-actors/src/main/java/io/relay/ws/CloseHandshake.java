@@ -6,10 +6,10 @@ package io.relay.ws;
  *
  * <ul>
  *   <li>The peer closes first: the server answers with a close echoing its code (1000 when it
- *       carried none) and ends the TCP connection once that answer is written.
+ *       carried none) and ends its side of the TCP connection once that answer is written.
  *   <li>The server fails the connection (a protocol error, invalid UTF-8, a message too big): it
- *       sends its close and ends the TCP connection once it is written, without waiting for the
- *       peer's answer.
+ *       sends its close and ends its side of the TCP connection once it is written, without
+ *       waiting for the peer's answer; what the peer sends then is not read as frames.
  *   <li>The server closes for its own reasons (a move, a drain, a deny, an expiry): it sends its
  *       close and waits for the peer's, then ends the TCP connection; a peer that never answers is
  *       cut off after the close timeout.

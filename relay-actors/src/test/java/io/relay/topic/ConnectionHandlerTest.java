@@ -212,6 +212,53 @@ class ConnectionHandlerTest {
   }
 
   @Test
+  void aReaderWhoseQueueIsFullLosesTheOldestMessagesCountedAndGetsTheNewestInOrder() {
+    EmbeddedChannel[] channels = writerAndReader();
+    EmbeddedChannel writerChannel = channels[0];
+    EmbeddedChannel readerChannel = channels[1];
+    readerChannel.unsafe().outboundBuffer().setUserDefinedWritability(1, false); // a client that stopped reading
+    double dropped = metrics.framesDropped.get();
+    ClientFrames frames = new ClientFrames();
+    for (int i = 0; i < 67; i++) {
+      frames.frame(WsFrames.BINARY, true, payload(100, i));
+    }
+    writerChannel.writeInbound(Unpooled.wrappedBuffer(frames.bytes()));
+    assertEquals(dropped + 3, metrics.framesDropped.get(), "67 messages for a queue of 64: the 3 oldest dropped and counted");
+    readerChannel.unsafe().outboundBuffer().setUserDefinedWritability(1, true); // it reads again
+    readerChannel.runPendingTasks();
+    for (int i = 3; i < 67; i++) {
+      assertArrayEquals(payload(100, i), payloadOf(readerChannel.readOutbound()), "message " + i + ", the newest 64 in order");
+    }
+    assertNull(readerChannel.readOutbound(), "nothing more");
+    readerChannel.finishAndReleaseAll();
+    writerChannel.finishAndReleaseAll();
+  }
+
+  @Test
+  void aReaderThatTakesNothingOfWhatADrainLetsGoFirstLosesItAtTheCloseTimeoutAndIsResetCounted() {
+    EmbeddedChannel[] channels = writerAndReader();
+    EmbeddedChannel writerChannel = channels[0];
+    EmbeddedChannel readerChannel = channels[1];
+    readerChannel.unsafe().outboundBuffer().setUserDefinedWritability(1, false); // a client that stopped reading
+    writerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.BINARY, true, payload(1_000, 1)).frame(WsFrames.BINARY, true, payload(1_000, 2)).bytes()));
+    double dropped = metrics.framesDropped.get();
+    room.readers()[1].close(CloseCodes.GOING_AWAY, "node draining"); // lets the two queued messages go first
+    readerChannel.runPendingTasks();
+    readerChannel.advanceTimeBy(settings.closeTimeout().toNanos() / 2, TimeUnit.NANOSECONDS);
+    readerChannel.runScheduledPendingTasks();
+    assertTrue(readerChannel.isActive(), "the reader has the close timeout to take what was queued");
+    assertEquals(dropped, metrics.framesDropped.get(), "nothing dropped yet");
+    readerChannel.advanceTimeBy(settings.closeTimeout().toNanos() / 2, TimeUnit.NANOSECONDS);
+    readerChannel.runScheduledPendingTasks();
+    assertEquals(dropped + 2, metrics.framesDropped.get(), "the two messages it did not take are counted as dropped");
+    assertFalse(readerChannel.isActive(), "a channel that cannot take even the close is reset");
+    assertEquals(1.0, metrics.closeTimeouts.get(), "and counted as a close timeout");
+    assertNull(readerChannel.readOutbound(), "nothing was written to it");
+    assertEquals(0, budget.used(), "nothing is held for it");
+    writerChannel.finishAndReleaseAll();
+  }
+
+  @Test
   void aWriterWhoseMessageTheBudgetHasNoRoomForIsClosedWith1013AndCountedAsShed() {
     MemoryBudget small = new MemoryBudget(50_000, (holder, held) -> {});
     Connection writer = TestConnections.connection("t", "w", "read", "write");
