@@ -220,9 +220,7 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
     }
     ChannelPipeline pipeline = ctx.pipeline();
     pipeline.remove(ENCODER);
-    if (pipeline.get(HeadTimeout.NAME) != null) {
-      pipeline.remove(HeadTimeout.NAME);
-    }
+    pipeline.remove(HeadTimeout.NAME); // the client ports put one in every pipeline
     ctx.write(Unpooled.wrappedBuffer(Handshake.switching(key, protocol)));
     pipeline.addAfter(NAME, "websocket", handler);
     for (ByteBuf bytes : early) {

@@ -1,6 +1,8 @@
 package io.relay.ws;
 
 import io.netty.buffer.ByteBuf;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -13,6 +15,8 @@ import java.nio.ByteOrder;
  * #copy}), piece by piece when reads cut it.
  */
 public final class Unmasker {
+  private static final VarHandle LONGS =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.nativeOrder());
   private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
 
   private Unmasker() {}
@@ -27,7 +31,18 @@ public final class Unmasker {
    */
   public static void copy(ByteBuf from, int start, int length, int mask, long offset, ByteBuf to) {
     to.ensureWritable(length);
-    xor(from.nioBuffer(start, length), to.nioBuffer(to.writerIndex(), length), length, mask, offset);
+    ByteBuffer in = from.nioBuffer(start, length).order(ByteOrder.nativeOrder());
+    ByteBuffer out = to.nioBuffer(to.writerIndex(), length).order(ByteOrder.nativeOrder());
+    int rotated = Integer.rotateLeft(mask, 8 * (int) (offset & 3));
+    long wide = wide(rotated);
+    int i = 0;
+    int whole = length & ~7;
+    for (; i < whole; i += 8) {
+      out.putLong(i, in.getLong(i) ^ wide);
+    }
+    for (; i < length; i++) {
+      out.put(i, (byte) (in.get(i) ^ (rotated >>> (24 - 8 * (i & 3)))));
+    }
     to.writerIndex(to.writerIndex() + length);
   }
 
@@ -38,23 +53,15 @@ public final class Unmasker {
    * @param offset how far into the frame's payload {@code bytes[start]} is
    */
   public static void unmask(byte[] bytes, int start, int length, int mask, long offset) {
-    ByteBuffer in = ByteBuffer.wrap(bytes, start, length).slice();
-    xor(in, in, length, mask, offset);
-  }
-
-  /** Writes the first {@code length} bytes of {@code in}, XORed with the mask, to {@code out} (which may be {@code in}). */
-  private static void xor(ByteBuffer in, ByteBuffer out, int length, int mask, long offset) {
-    in.order(ByteOrder.nativeOrder());
-    out.order(ByteOrder.nativeOrder());
     int rotated = Integer.rotateLeft(mask, 8 * (int) (offset & 3));
     long wide = wide(rotated);
     int i = 0;
     int whole = length & ~7;
     for (; i < whole; i += 8) {
-      out.putLong(i, in.getLong(i) ^ wide);
+      LONGS.set(bytes, start + i, (long) LONGS.get(bytes, start + i) ^ wide);
     }
     for (; i < length; i++) {
-      out.put(i, (byte) (in.get(i) ^ (rotated >>> (24 - 8 * (i & 3)))));
+      bytes[start + i] ^= (byte) (rotated >>> (24 - 8 * (i & 3)));
     }
   }
 

@@ -222,17 +222,15 @@ public final class ClientPorts {
           cause.getMessage(),
           ACCEPT_PAUSE_MS,
           settings.maxConnections());
-      Channel server = ctx.channel();
-      server.config().setAutoRead(false);
-      ctx.executor()
-          .schedule(
-              () -> {
-                if (accepting) {
-                  server.config().setAutoRead(true);
-                }
-              },
-              ACCEPT_PAUSE_MS,
-              TimeUnit.MILLISECONDS);
+      ctx.channel().config().setAutoRead(false);
+      ctx.executor().schedule(() -> retry(ctx.channel()), ACCEPT_PAUSE_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Accepts again after the pause, unless the ports are at their connection limit meanwhile. */
+    private void retry(Channel server) {
+      if (accepting) {
+        server.config().setAutoRead(true);
+      }
     }
   }
 

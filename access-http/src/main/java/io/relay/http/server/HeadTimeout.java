@@ -68,16 +68,14 @@ public final class HeadTimeout extends ChannelInboundHandlerAdapter {
   }
 
   private void start(ChannelHandlerContext ctx) {
-    timer =
-        ctx.executor()
-            .schedule(
-                () -> {
-                  counters.headerTimeouts.increment();
-                  ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
-                  ctx.close();
-                },
-                timeoutNanos,
-                TimeUnit.NANOSECONDS);
+    timer = ctx.executor().schedule(() -> expire(ctx), timeoutNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** The head did not come whole in time: the connection is reset, and counted. */
+  private void expire(ChannelHandlerContext ctx) {
+    counters.headerTimeouts.increment();
+    ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
+    ctx.close();
   }
 
   private void cancel() {
