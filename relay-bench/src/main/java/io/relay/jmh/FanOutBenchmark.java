@@ -149,7 +149,7 @@ public class FanOutBenchmark {
     return new Connection(id, grant, new OutboundQueue(256, 16 << 20));
   }
 
-  /** What the connection stage does with a message: count it, frame it, fan it out. */
+  /** What a connection's handler does with a message: count it, frame it, fan it out. */
   private final class Listener implements InboundProtocol.Listener {
     @Override
     public void onMessage(byte opcode, byte[] bytes, int start, int size) {
