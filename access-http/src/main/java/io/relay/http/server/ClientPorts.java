@@ -225,12 +225,12 @@ public final class ClientPorts {
       ctx.channel().config().setAutoRead(false);
       ctx.executor().schedule(() -> retry(ctx.channel()), ACCEPT_PAUSE_MS, TimeUnit.MILLISECONDS);
     }
+  }
 
-    /** Accepts again after the pause, unless the ports are at their connection limit meanwhile. */
-    private void retry(Channel server) {
-      if (accepting) {
-        server.config().setAutoRead(true);
-      }
+  /** Accepts again after a failed accept's pause, unless the ports are at their connection limit (one at a time with a pause). */
+  private synchronized void retry(Channel server) {
+    if (accepting) {
+      server.config().setAutoRead(true);
     }
   }
 

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * A client that started a request head must finish it within {@code relay.header-timeout}, or
  * its connection is reset. The first head counts from the accept (on a TLS port the handshake is
  * inside it); a later one from its first bytes. The handler after the HTTP decoder says when a
- * head has arrived ({@link #headRead}); a pipeline without one (a test's) is served without.
+ * head has arrived ({@link #headRead}); an access pipeline without one (a test's) is served without.
  */
 public final class HeadTimeout extends ChannelInboundHandlerAdapter {
   /** The handler's name in a connection's pipeline. */
