@@ -100,14 +100,14 @@ public final class ClientPorts {
     return loops[Math.floorMod(key.hashCode(), loops.length)];
   }
 
-  /** Client connections open now, on every port. */
-  public int connections() {
-    return connections.get();
-  }
-
   /** The event loops of every port's connections. */
   public List<EventLoop> loops() {
     return List.of(loops);
+  }
+
+  /** Client connections open now, on every port. */
+  public int connections() {
+    return connections.get();
   }
 
   public PortCounters counters() {
@@ -227,7 +227,7 @@ public final class ClientPorts {
     }
   }
 
-  /** Accepts again after a failed accept's pause, unless the ports are at their connection limit (one at a time with a pause). */
+  /** Accepts again after a failed accept's pause, unless the ports have reached their connection limit meanwhile. */
   private synchronized void retry(Channel server) {
     if (accepting) {
       server.config().setAutoRead(true);
