@@ -93,8 +93,8 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
     if (msg instanceof HttpRequest request && !headRead) {
       headRead = true;
       ctx.channel().config().setAutoRead(false);
-      HeadTimeout.headRead(ctx.pipeline());
-      // from here on the client's bytes arrive undecoded, as early frames
+      // a relay connection's one head has come (its admission has timeouts of its own); the bytes after it are early frames
+      ctx.pipeline().remove(HeadTimeout.NAME);
       ctx.pipeline().remove(DECODER);
       onHead(ctx, request);
     } else if (msg instanceof ByteBuf bytes && headRead && !refused && ctx.channel().isActive()) {
@@ -220,7 +220,6 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
     }
     ChannelPipeline pipeline = ctx.pipeline();
     pipeline.remove(ENCODER);
-    pipeline.remove(HeadTimeout.NAME); // the client ports put one in every pipeline
     ctx.write(Unpooled.wrappedBuffer(Handshake.switching(key, protocol)));
     pipeline.addAfter(NAME, "websocket", handler);
     for (ByteBuf bytes : early) {

@@ -9,11 +9,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.ConfigFactory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.relay.RelaySettings;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyList;
 import io.relay.http.log.WarningLimiter;
+import io.relay.http.server.HeadTimeout;
 import io.relay.http.server.PortCounters;
 import io.relay.metrics.RelayMetrics;
 import io.relay.testing.Tokens;
@@ -293,6 +295,8 @@ class AccessLimitsRouteTest extends RouteTesting {
   private String upgrade(AdmissionGate gate) {
     ActorRef<TopicRegistry.Command> registry = kit.<TopicRegistry.Command>createTestProbe().ref();
     EmbeddedChannel channel = new EmbeddedChannel();
+    // where the client ports put the head timeout, which the upgrade removes once the head has come
+    channel.pipeline().addLast(HeadTimeout.NAME, new ChannelInboundHandlerAdapter());
     RelayUpgrade.install(
         channel.pipeline(),
         new Admission(http, relay, codes, this::verdict, denyListRead::get, registry, metrics, kit.system(), () -> false, errors),

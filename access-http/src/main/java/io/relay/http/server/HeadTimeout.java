@@ -10,8 +10,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * A client that started a request head must finish it within {@code relay.header-timeout}, or
  * its connection is reset. The first head counts from the accept (on a TLS port the handshake is
- * inside it); a later one from its first bytes. The handler after the HTTP decoder says when a
- * head has arrived ({@link #headRead}); an access pipeline without one (a test's) is served without.
+ * inside it); a later one on an access connection from its first bytes, once {@link #headRead}
+ * said the last came (an access pipeline without the call, a test's, is served without). A relay
+ * connection sends one head; its upgrade removes this handler once the head has come.
  */
 public final class HeadTimeout extends ChannelInboundHandlerAdapter {
   /** The handler's name in a connection's pipeline. */

@@ -1,0 +1,214 @@
+package io.relay.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
+import io.relay.RelaySettings;
+import io.relay.codes.CodeStore;
+import io.relay.deny.DenyList;
+import io.relay.http.log.WarningLimiter;
+import io.relay.http.server.ClientPorts;
+import io.relay.http.server.PortSettings;
+import io.relay.metrics.RelayMetrics;
+import io.relay.testing.Await;
+import io.relay.testing.TestCertificate;
+import io.relay.topic.TopicRegistry;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The relay port's upgrade over real TLS sockets on loopback, with the node's actors as probes:
+ * what a client that sends frame bytes right behind its upgrade request gets while its admission
+ * takes its time.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RelayUpgradeTest {
+  private static final Duration HEADER_TIMEOUT = Duration.ofMillis(300);
+  private static final String HEAD =
+      "GET /session/lab/camera?code=some-code HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+          + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+  /** A masked text frame, "hello". */
+  private static final byte[] FRAME = {(byte) 0x81, (byte) 0x85, 0x37, (byte) 0xfa, 0x21, 0x3d, 0x7f, (byte) 0x9f, 0x4d, 0x51, 0x58};
+
+  private final ActorTestKit kit = ActorTestKit.create("relay-upgrade");
+  private final EventLoopGroup clientLoop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+  private TestCertificate certificate;
+
+  @BeforeAll
+  void makeCertificate(@TempDir Path dir) throws Exception {
+    certificate = TestCertificate.create(dir);
+  }
+
+  @AfterAll
+  void stop() {
+    clientLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+    kit.shutdownTestKit();
+  }
+
+  /**
+   * The upgrade request and a frame behind it arrive in one read as two TLS records, and the code
+   * is redeemed after three header timeouts: the client gets the admission's answer, not a reset.
+   * The header timeout is for the head alone; the admission has timeouts of its own. The node's
+   * TLS context is the one it serves with: on BoringSSL, whose engine hands on each record as it
+   * decrypts it, the frame's bytes reach the connection's handlers after its head.
+   */
+  @Test
+  void bytesAfterTheHeadDoNotStartTheHeaderTimeoutAgainWhileTheAdmissionRuns() throws Exception {
+    Config config =
+        ConfigFactory.parseMap(
+                Map.of(
+                    "relay.header-timeout", HEADER_TIMEOUT.toMillis() + "ms",
+                    "relay.ask-timeout", "30s",
+                    "relay.tls-cert", certificate.cert().toString(),
+                    "relay.tls-key", certificate.key().toString()))
+            .withFallback(ConfigFactory.load());
+    HttpSettings settings = HttpSettings.create(config);
+    WarningLimiter errors = WarningLimiter.start(kit.system(), LoggerFactory.getLogger(RelayUpgradeTest.class), Duration.ofMinutes(1));
+    TestProbe<CodeStore.Command> codes = kit.createTestProbe();
+    TestProbe<TopicRegistry.Command> registry = kit.createTestProbe();
+    Admission admission =
+        new Admission(
+            settings, RelaySettings.create(config), codes.ref(), booking -> DenyList.Verdict.ALLOWED, () -> true,
+            registry.ref(), new RelayMetrics(), kit.system(), () -> false, errors);
+    ClientPorts ports = new ClientPorts(PortSettings.create(config), errors);
+    try {
+      InetSocketAddress address =
+          ports.bind(
+              "127.0.0.1", 0, Optional.of(TlsContext.load(settings)),
+              pipeline -> RelayUpgrade.install(pipeline, admission, new AdmissionGate(8, () -> {}), ports.counters(), errors, null));
+      HeldClient client = HeldClient.connect(clientLoop, address, certificate);
+      client.sendInOneWrite(HEAD.getBytes(StandardCharsets.US_ASCII), FRAME);
+
+      CodeStore.Redeem redeem = codes.expectMessageClass(CodeStore.Redeem.class, Duration.ofSeconds(10));
+      Await.pause(3 * HEADER_TIMEOUT.toMillis()); // the admission is this slow
+      redeem.replyTo().tell(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN));
+
+      String answer = client.received.get(10, TimeUnit.SECONDS);
+      assertTrue(answer.startsWith("HTTP/1.1 401 "), "the client got the admission's refusal, not a reset; it got: " + answer);
+      assertEquals(0, ports.counters().headerTimeouts.sum(), "no connection timed out waiting for a head");
+    } finally {
+      ports.terminate(Duration.ZERO).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * A TLS client whose last handshake message and first records reach the socket in one write, as
+   * a client sends its request right behind its handshake: the node's engine, whose handshake
+   * finishes in the read, then decrypts each record on its own.
+   */
+  private static final class HeldClient {
+    /** What the server sent, decrypted, once it closed the connection ("reset: ..." if it reset it). */
+    final CompletableFuture<String> received = new CompletableFuture<>();
+    private final StringBuilder bytes = new StringBuilder();
+    private final HoldFlushes holder = new HoldFlushes();
+    private Channel channel;
+
+    static HeldClient connect(EventLoopGroup loop, InetSocketAddress server, TestCertificate trusted) throws Exception {
+      HeldClient client = new HeldClient();
+      SslContext tls = SslContextBuilder.forClient().trustManager(trusted.cert().toFile()).build();
+      client.channel =
+          new Bootstrap()
+              .group(loop)
+              .channel(NioSocketChannel.class)
+              .handler(
+                  new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel channel) {
+                      channel.pipeline().addLast(client.holder, tls.newHandler(channel.alloc(), "127.0.0.1", server.getPort()), client.reader());
+                    }
+                  })
+              .connect(server)
+              .sync()
+              .channel();
+      client.channel.pipeline().get(SslHandler.class).handshakeFuture().sync();
+      return client;
+    }
+
+    /** Each of {@code messages} flushed as a TLS record of its own; then everything held written to the socket at once. */
+    void sendInOneWrite(byte[]... messages) {
+      for (byte[] message : messages) {
+        channel.writeAndFlush(Unpooled.wrappedBuffer(message));
+      }
+      channel.eventLoop().execute(holder::release);
+    }
+
+    private ChannelInboundHandlerAdapter reader() {
+      return new ChannelInboundHandlerAdapter() {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+          ByteBuf buf = (ByteBuf) msg;
+          bytes.append(buf.toString(StandardCharsets.ISO_8859_1));
+          buf.release();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+          received.complete("reset: " + cause + " after: " + bytes);
+          ctx.close();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+          received.complete(bytes.toString());
+        }
+      };
+    }
+  }
+
+  /** Lets the first flush towards the socket through (the client's hello) and holds every later one until {@link #release}. */
+  private static final class HoldFlushes extends ChannelOutboundHandlerAdapter {
+    private boolean helloSent;
+    private boolean released;
+    private ChannelHandlerContext ctx;
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+      this.ctx = ctx;
+    }
+
+    @Override
+    public void flush(ChannelHandlerContext ctx) {
+      if (!helloSent || released) {
+        helloSent = true;
+        ctx.flush();
+      }
+    }
+
+    void release() {
+      released = true;
+      ctx.flush();
+    }
+  }
+}
