@@ -27,6 +27,8 @@ class DescriptorExhaustionIT {
   private static final String SECRET = "fd-test-secret-0123456789abcdef-0123456789";
   private static final int DESCRIPTOR_LIMIT = 1024;
   private static final int IDLE_CONNECTIONS = 1_100;
+  /** The log limiter's interval (10 s by default), short so that its count line comes soon. */
+  private static final Duration LOG_LIMIT_INTERVAL = Duration.ofSeconds(2);
 
   private final List<Socket> idle = new ArrayList<>();
   private JarNode node;
@@ -66,7 +68,7 @@ class DescriptorExhaustionIT {
 
   @Test
   void whenAcceptsFailForWantOfDescriptorsTheNodeBacksOffAndLogsACount() throws Exception {
-    start(Map.of("RELAY_MAX_CONNECTIONS", "100000"));
+    start(Map.of("RELAY_MAX_CONNECTIONS", "100000", "RELAY_LOG_LIMIT_INTERVAL", LOG_LIMIT_INTERVAL.toSeconds() + "s"));
     long beforeFailures = System.nanoTime();
     openIdleConnections(node.relay);
     assertAnswersAClient();
@@ -74,12 +76,12 @@ class DescriptorExhaustionIT {
     Await.until("accepts failed for want of descriptors (relay_accept_failures_total > 0)", Duration.ofSeconds(30),
         () -> node.metric("relay_accept_failures_total") > 0);
     Await.until("the failing accepts are logged", Duration.ofSeconds(10), () -> failureLines() >= 1);
-    Await.until("a line counts the failing accepts not logged (rate-limited, 10 s)", Duration.ofSeconds(30),
+    Await.until("a line counts the failing accepts not logged (rate-limited, " + LOG_LIMIT_INTERVAL.toSeconds() + " s)", Duration.ofSeconds(30),
         () -> logLines("more lines like \"accepting connections on port") >= 1);
     long seconds = Duration.ofNanos(System.nanoTime() - beforeFailures).toSeconds();
     long failureLines = failureLines();
-    // of a kind, one line and one count per 10 s
-    assertTrue(failureLines <= 2 * (seconds / 10 + 1) + 1, failureLines + " lines about failing accepts in " + seconds + " s");
+    // of a kind, one line and one count per interval
+    assertTrue(failureLines <= 2 * (seconds / LOG_LIMIT_INTERVAL.toSeconds() + 1) + 1, failureLines + " lines about failing accepts in " + seconds + " s");
     assertQuietLog();
   }
 
