@@ -255,10 +255,10 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
     return values.isEmpty() ? null : values.size() == 1 ? values.get(0) : String.join(", ", values);
   }
 
-  /** The first X-Forwarded-For entry, else the peer's address. */
+  /** The first X-Forwarded-For entry, else (none, or an empty one) the peer's address. */
   private static String remoteAddress(HttpHeaders headers, InetSocketAddress peer) {
     String forwarded = headers.get("X-Forwarded-For");
-    String first = forwarded == null ? "" : forwarded.split(",")[0].trim();
+    String first = forwarded == null ? "" : forwarded.split(",", 2)[0].trim(); // the limit keeps "," from splitting into nothing
     return !first.isEmpty() ? first : peer == null || peer.getAddress() == null ? "unknown" : peer.getAddress().getHostAddress();
   }
 }

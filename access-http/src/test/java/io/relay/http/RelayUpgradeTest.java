@@ -32,6 +32,7 @@ import io.relay.testing.Await;
 import io.relay.testing.TestCertificate;
 import io.relay.topic.TopicRegistry;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,9 +50,8 @@ import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 /**
- * The relay port's upgrade over real TLS sockets on loopback, with the node's actors as probes:
- * what a client that sends frame bytes right behind its upgrade request gets while its admission
- * takes its time.
+ * The relay port's upgrade over real sockets on loopback, plain and TLS, with probes for the
+ * node's actors: what a client gets while its admission runs.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RelayUpgradeTest {
@@ -86,39 +86,69 @@ class RelayUpgradeTest {
    */
   @Test
   void bytesAfterTheHeadDoNotStartTheHeaderTimeoutAgainWhileTheAdmissionRuns() throws Exception {
-    Config config =
-        ConfigFactory.parseMap(
-                Map.of(
-                    "relay.header-timeout", HEADER_TIMEOUT.toMillis() + "ms",
-                    "relay.ask-timeout", "30s",
-                    "relay.tls-cert", certificate.cert().toString(),
-                    "relay.tls-key", certificate.key().toString()))
-            .withFallback(ConfigFactory.load());
-    HttpSettings settings = HttpSettings.create(config);
-    WarningLimiter errors = WarningLimiter.start(kit.system(), LoggerFactory.getLogger(RelayUpgradeTest.class), Duration.ofMinutes(1));
-    TestProbe<CodeStore.Command> codes = kit.createTestProbe();
-    TestProbe<TopicRegistry.Command> registry = kit.createTestProbe();
-    Admission admission =
-        new Admission(
-            settings, RelaySettings.create(config), codes.ref(), booking -> DenyList.Verdict.ALLOWED, () -> true,
-            registry.ref(), new RelayMetrics(), kit.system(), () -> false, errors);
-    ClientPorts ports = new ClientPorts(PortSettings.create(config), errors);
-    try {
-      InetSocketAddress address =
-          ports.bind(
-              "127.0.0.1", 0, Optional.of(TlsContext.load(settings)),
-              pipeline -> RelayUpgrade.install(pipeline, admission, new AdmissionGate(8, () -> {}), ports.counters(), errors, null));
-      HeldClient client = HeldClient.connect(clientLoop, address, certificate);
+    try (RelayPort port = new RelayPort(true)) {
+      HeldClient client = HeldClient.connect(clientLoop, port.address, certificate);
       client.sendInOneWrite(HEAD.getBytes(StandardCharsets.US_ASCII), FRAME);
 
-      CodeStore.Redeem redeem = codes.expectMessageClass(CodeStore.Redeem.class, Duration.ofSeconds(10));
+      CodeStore.Redeem redeem = port.codes.expectMessageClass(CodeStore.Redeem.class, Duration.ofSeconds(10));
       Await.pause(3 * HEADER_TIMEOUT.toMillis()); // the admission is this slow
       redeem.replyTo().tell(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN));
 
       String answer = client.received.get(10, TimeUnit.SECONDS);
       assertTrue(answer.startsWith("HTTP/1.1 401 "), "the client got the admission's refusal, not a reset; it got: " + answer);
-      assertEquals(0, ports.counters().headerTimeouts.sum(), "no connection timed out waiting for a head");
-    } finally {
+      assertEquals(0, port.ports.counters().headerTimeouts.sum(), "no connection timed out waiting for a head");
+    }
+  }
+
+  /**
+   * {@code X-Forwarded-For} names the client in the node's reports; one that holds no address
+   * (only commas) leaves the peer's address there, and the upgrade goes on to its admission and
+   * its answer, giving its place at the admission gate back.
+   */
+  @Test
+  void anUpgradeWhoseForwardedForHoldsNoAddressIsAnsweredAndLeavesTheGate() throws Exception {
+    try (RelayPort port = new RelayPort(false);
+        Socket client = new Socket(port.address.getAddress(), port.address.getPort())) {
+      client.setSoTimeout(10_000);
+      client.getOutputStream().write(HEAD.replace("\r\n\r\n", "\r\nX-Forwarded-For: ,\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      port.codes.expectMessageClass(CodeStore.Redeem.class, Duration.ofSeconds(10)).replyTo().tell(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN));
+      String answer = new String(client.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+      assertTrue(answer.startsWith("HTTP/1.1 401 "), "the client got the admission's refusal; it got: " + answer);
+      assertEquals(0, port.gate.inFlight(), "the upgrade's place at the admission gate is free again");
+    }
+  }
+
+  /** A relay port on loopback whose admission asks probes for the node's code store and topics. */
+  private final class RelayPort implements AutoCloseable {
+    final TestProbe<CodeStore.Command> codes = kit.createTestProbe();
+    final AdmissionGate gate = new AdmissionGate(8, () -> {});
+    final ClientPorts ports;
+    final InetSocketAddress address;
+
+    RelayPort(boolean tls) {
+      Config config =
+          ConfigFactory.parseMap(
+                  Map.of(
+                      "relay.header-timeout", HEADER_TIMEOUT.toMillis() + "ms",
+                      "relay.ask-timeout", "30s",
+                      "relay.tls-cert", certificate.cert().toString(),
+                      "relay.tls-key", certificate.key().toString()))
+              .withFallback(ConfigFactory.load());
+      HttpSettings settings = HttpSettings.create(config);
+      WarningLimiter errors = WarningLimiter.start(kit.system(), LoggerFactory.getLogger(RelayUpgradeTest.class), Duration.ofMinutes(1));
+      Admission admission =
+          new Admission(
+              settings, RelaySettings.create(config), codes.ref(), booking -> DenyList.Verdict.ALLOWED, () -> true,
+              kit.<TopicRegistry.Command>createTestProbe().ref(), new RelayMetrics(), kit.system(), () -> false, errors);
+      ports = new ClientPorts(PortSettings.create(config), errors);
+      address =
+          ports.bind(
+              "127.0.0.1", 0, tls ? Optional.of(TlsContext.load(settings)) : Optional.empty(),
+              pipeline -> RelayUpgrade.install(pipeline, admission, gate, ports.counters(), errors, null));
+    }
+
+    @Override
+    public void close() throws Exception {
       ports.terminate(Duration.ZERO).toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
   }
