@@ -195,7 +195,7 @@ public final class InboundProtocol implements FrameReader.Handler {
     } else {
       return violation(CloseCodes.PROTOCOL_ERROR, "reserved opcode " + opcode);
     }
-    if (messageSize + length > maxMessageBytes) {
+    if (length > maxMessageBytes - messageSize) { // not messageSize + length, which a 64-bit length overflows
       return violation(CloseCodes.TOO_BIG, "message larger than " + maxMessageBytes + " bytes");
     }
     return true;

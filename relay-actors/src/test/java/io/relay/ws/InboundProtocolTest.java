@@ -322,6 +322,18 @@ class InboundProtocolTest {
       new InboundProtocol(heard, true, 100, MemoryBudget.unlimited()).read(Unpooled.wrappedBuffer(bytes));
       assertEquals(List.of("fail 1009"), heard.events);
     }
+
+    @Test
+    void aContinuationWhoseLengthWouldOverflowTheMessagesSizeFailsWith1009AtItsHeader() {
+      Heard heard = new Heard();
+      byte[] bytes =
+          new ClientFrames()
+              .frame(WsFrames.BINARY, false, new byte[1])
+              .raw(0x80, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3, 4) // the largest 64-bit length
+              .bytes();
+      new InboundProtocol(heard, true, 100, MemoryBudget.unlimited()).read(Unpooled.wrappedBuffer(bytes));
+      assertEquals(List.of("fail 1009"), heard.events);
+    }
   }
 
   /** An allocator that keeps the direct buffers it makes, for reads that are its heap buffers. */
