@@ -23,7 +23,7 @@ import java.time.Duration;
  * Every method runs on the loop's thread; {@link #start} and {@link #close} hand themselves over.
  *
  * <p>Given a silence limit, an open connection from which nothing (no frame, not even a ping: the
- * relay pings a connection it has sent nothing to for half its {@code RELAY_PING_INTERVAL}) has
+ * relay pings a connection quiet either way for half its {@code RELAY_PING_INTERVAL}) has
  * arrived for that long is given up as dead (1006) and the client reconnects: what a client must
  * do to leave a node that is cut off from the network, whose connections end without a sound.
  */

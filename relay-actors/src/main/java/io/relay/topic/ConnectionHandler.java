@@ -405,7 +405,9 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       cutOff();
       return;
     }
-    long idle = now - lastOutNanos;
+    // quiet either way for half an interval: a pong proves a reader that only receives is there,
+    // and a ping keeps a proxy's read timeout from closing a connection the node sends nothing
+    long idle = now - Math.min(lastInNanos, lastOutNanos);
     if (idle >= settings.pingInterval().toNanos() / 2 && channel.isWritable() && !outputEnded && !closeSent && !handshake.isClosing()) {
       write(PING);
       flushIfWritten();

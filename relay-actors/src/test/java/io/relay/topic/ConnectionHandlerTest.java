@@ -365,6 +365,43 @@ class ConnectionHandlerTest {
     channel.finishAndReleaseAll();
   }
 
+  /**
+   * A reader that only receives, a browser watching a stream say, sends nothing of its own: the
+   * node pings it while frames flow to it, and its pongs keep it past the idle timeout.
+   */
+  @Test
+  void aReaderThatOnlyReceivesIsPingedWhileFramesFlowAndItsPongsKeepItPastTheIdleTimeout() {
+    EmbeddedChannel[] channels = writerAndReader();
+    EmbeddedChannel writerChannel = channels[0];
+    EmbeddedChannel readerChannel = channels[1];
+    long step = settings.pingInterval().toNanos() / 4;
+    long steps = (settings.idleTimeout().toNanos() + 2 * settings.pingInterval().toNanos()) / step;
+    int messages = 0;
+    int pings = 0;
+    for (long i = 0; i < steps && readerChannel.isActive(); i++) {
+      writerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.BINARY, true, payload(100, (int) i)).bytes()));
+      for (EmbeddedChannel channel : channels) {
+        channel.advanceTimeBy(step, TimeUnit.NANOSECONDS);
+        channel.runScheduledPendingTasks();
+        channel.runPendingTasks();
+      }
+      for (ByteBuf frame; (frame = readerChannel.readOutbound()) != null; frame.release()) {
+        if (frame.getUnsignedByte(0) == (0x80 | WsFrames.PING)) {
+          pings++;
+          readerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.PONG, true, new byte[0]).bytes()));
+        } else {
+          messages++;
+        }
+      }
+    }
+    assertTrue(readerChannel.isActive(), "a reader that answers every ping is not idle, whatever it is sent: " + messages + " messages, " + pings + " pings");
+    assertTrue(pings >= steps * step / settings.pingInterval().toNanos() - 1, "pinged about every interval while frames flowed: " + pings + " pings");
+    assertEquals(steps, messages, "every message reached it");
+    assertEquals(0.0, metrics.connectionsIdle.get(), "nobody was idle");
+    readerChannel.finishAndReleaseAll();
+    writerChannel.finishAndReleaseAll();
+  }
+
   /** {@code size} bytes, each a function of its index and {@code seed}. */
   private static byte[] payload(int size, int seed) {
     byte[] bytes = new byte[size];
