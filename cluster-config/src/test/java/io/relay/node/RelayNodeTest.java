@@ -27,7 +27,11 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RelayNodeTest {
   private static final Duration QUIET = Duration.ofMillis(500);
-  @AutoClose private final TestNode node = TestNode.start(Map.of("relay.max-message-bytes", "64KiB", "relay.ping-interval", "1s"));
+  private static final Duration IDLE_TIMEOUT = Duration.ofSeconds(3);
+
+  @AutoClose
+  private final TestNode node =
+      TestNode.start(Map.of("relay.max-message-bytes", "64KiB", "relay.ping-interval", "1s", "relay.idle-timeout", IDLE_TIMEOUT.toSeconds() + "s"));
   private final AccessClient access = new AccessClient(node);
 
   private Participant join(String topic, String... scopes) {
@@ -325,6 +329,25 @@ class RelayNodeTest {
     try (Participant idle = join("lab/idle", "read")) {
       idle.pinged.get(5, TimeUnit.SECONDS);
       assertFalse(idle.isClosed(), "a pinged connection stays open");
+    }
+  }
+
+  /**
+   * A reader that only receives, a browser watching a camera say, sends nothing of its own but the
+   * pongs its client answers the node's pings with (the JDK's client, like a browser, answers
+   * them by itself): it stays past the idle timeout while a stream flows to it, and gets all of it.
+   */
+  @Test
+  void aReaderThatOnlyReceivesAStreamStaysPastTheIdleTimeout() {
+    try (Participant camera = join("lab/stream", "write");
+        Participant viewer = join("lab/stream", "read")) {
+      long end = System.nanoTime() + 2 * IDLE_TIMEOUT.toNanos();
+      for (int n = 0; System.nanoTime() < end; n++) {
+        camera.sendBinary(new byte[] {(byte) n});
+        assertArrayEquals(new byte[] {(byte) n}, viewer.next().data(), "frame " + n + " reached the viewer");
+        Await.pause(100); // a stream of ten frames a second
+      }
+      assertFalse(viewer.isClosed(), "the viewer is still connected after twice the idle timeout");
     }
   }
 
