@@ -128,7 +128,8 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
             return super.newContinueResponse(start, maxContentLength, pipeline);
           }
         });
-    pipeline.addLast("idle", new IdleStateHandler(0, 0, idleTimeout.toNanos(), TimeUnit.NANOSECONDS));
+    // idle only while nothing goes out either: observeOutput, and userEventTriggered
+    pipeline.addLast("idle", new IdleStateHandler(true, 0, 0, idleTimeout.toNanos(), TimeUnit.NANOSECONDS));
     pipeline.addLast("access-api", new AccessRequests(route, codes, materializer, counters, errors));
   }
 
@@ -295,7 +296,8 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
 
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-    if (event instanceof IdleStateEvent && !answering) {
+    // not while the route works; an answer being taken waits for the next event, sent only if nothing went out
+    if (event instanceof IdleStateEvent idle && (!answering || closing) && (!idle.isFirst() || ctx.channel().isWritable())) {
       counters.idleTimeouts.increment();
       closing = true;
       ctx.close();

@@ -6,17 +6,22 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.typesafe.config.ConfigFactory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.relay.http.log.WarningLimiter;
 import io.relay.http.server.ClientPorts;
 import io.relay.http.server.PortCounters;
+import io.relay.http.server.PortSettings;
 import io.relay.testing.Await;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -41,6 +46,8 @@ import org.slf4j.LoggerFactory;
 class AccessRequestsTest {
   private static final ActorTestKit KIT = ActorTestKit.create("access-requests");
   private static final Duration IDLE = Duration.ofSeconds(120);
+  /** The idle timeout of the tests over real sockets, which wait it out. */
+  private static final Duration SOCKET_IDLE = Duration.ofSeconds(1);
   private static final Pattern CONTENT_LENGTH = Pattern.compile("\r\nContent-Length: (\\d+)\r\n");
 
   private final PortCounters counters = new PortCounters();
@@ -303,5 +310,78 @@ class AccessRequestsTest {
     channel.runScheduledPendingTasks();
     assertFalse(channel.isActive(), "closed after the idle timeout");
     assertEquals(1, counters.idleTimeouts.sum());
+  }
+
+  /**
+   * Over real sockets on loopback: a client that asks for answers larger than the socket buffers
+   * hold, the last with {@code Connection: close}, and never reads, so that the last answer is
+   * never written whole. Nothing moves either way for the idle timeout, so the connection is
+   * closed and counted, as any connection without traffic is; it is not kept until shutdown.
+   */
+  @Test
+  void aConnectionWhoseLastAnswerTheClientNeverTakesIsClosedAtTheIdleTimeout() throws Exception {
+    ClientPorts ports = new ClientPorts(PortSettings.create(ConfigFactory.load()), errors());
+    try (Socket client = new Socket()) {
+      client.setReceiveBufferSize(4096);
+      client.connect(serving(ports, 1 << 20)); // eight answers, more than the kernel's largest send buffer (4 MiB) holds
+      String requests = "GET /ui/big HTTP/1.1\r\nHost: x\r\n\r\n".repeat(7) + "GET /ui/big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+      client.getOutputStream().write(requests.getBytes(StandardCharsets.US_ASCII));
+      Await.until(
+          "the connection whose client takes no answer is closed at the idle timeout (" + SOCKET_IDLE.toSeconds() + " s) and counted",
+          Duration.ofSeconds(30),
+          () -> ports.connections() == 0 && ports.counters().idleTimeouts.sum() == 1,
+          () -> ports.connections() + " connections open, " + ports.counters().idleTimeouts.sum() + " idle timeouts");
+    } finally {
+      ports.terminate(Duration.ZERO).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * Over real sockets on loopback: a client on a slow link takes an answer of 8 MiB for several
+   * idle timeouts, a piece at a time. Its bytes going out are traffic: it gets the whole answer.
+   * (Once the last of it is in the kernel's send buffer the connection may close as idle; the
+   * kernel still sends what it holds.)
+   */
+  @Test
+  void anAnswerTakenSlowerThanTheIdleTimeoutArrivesWhole() throws Exception {
+    ClientPorts ports = new ClientPorts(PortSettings.create(ConfigFactory.load()), errors());
+    int size = 8 << 20;
+    try (Socket client = new Socket()) {
+      client.setReceiveBufferSize(64 * 1024);
+      client.connect(serving(ports, size));
+      client.setSoTimeout(10_000);
+      client.getOutputStream().write("GET /ui/big HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      byte[] piece = new byte[256 * 1024];
+      long received = 0;
+      long started = System.nanoTime();
+      for (int n; received < size && (n = client.getInputStream().read(piece)) > 0; received += n) {
+        Await.pause(60); // a slow link: about 4 MB/s at most
+      }
+      long seconds = Duration.ofNanos(System.nanoTime() - started).toSeconds();
+      assertTrue(received >= size, "the whole answer arrived over " + seconds + " s: " + received + " bytes of more than " + size);
+      assertTrue(seconds > 2 * SOCKET_IDLE.toSeconds(), "it took longer than twice the idle timeout: " + seconds + " s");
+    } finally {
+      ports.terminate(Duration.ZERO).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /** Binds a port of {@code ports} whose every answer is a body of {@code size} bytes, idle after {@link #SOCKET_IDLE}. */
+  private InetSocketAddress serving(ClientPorts ports, int size) {
+    String body = "x".repeat(size);
+    return ports.bind(
+        "127.0.0.1", 0, Optional.empty(),
+        pipeline ->
+            AccessRequests.install(
+                pipeline,
+                request -> CompletableFuture.completedFuture(HttpResponse.create().withEntity(body)),
+                null,
+                Materializer.matFromSystem(KIT.system()),
+                SOCKET_IDLE,
+                ports.counters(),
+                errors()));
+  }
+
+  private static WarningLimiter errors() {
+    return WarningLimiter.start(KIT.system(), LoggerFactory.getLogger(AccessRequestsTest.class), Duration.ofSeconds(10));
   }
 }

@@ -11,8 +11,7 @@ import java.util.concurrent.TimeUnit;
  * A client that started a request head must finish it within {@code relay.header-timeout}, or
  * its connection is reset. The first head counts from the accept (on a TLS port the handshake is
  * inside it); a later one on an access connection from its first bytes, once {@link #headRead}
- * said the last came (an access pipeline without the call, a test's, is served without). A relay
- * connection sends one head; its upgrade removes this handler once the head has come.
+ * said the last came. A relay connection's upgrade removes this handler with its one head.
  */
 public final class HeadTimeout extends ChannelInboundHandlerAdapter {
   /** The handler's name in a connection's pipeline. */
