@@ -135,7 +135,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
-    if (!(msg instanceof FullHttpRequest request) || closing || refusal != null) {
+    if (!(msg instanceof FullHttpRequest request) || closing || refusal != null || !ctx.channel().isActive()) { // or a head cut off by the close
       ReferenceCountUtil.release(msg);
       return;
     }

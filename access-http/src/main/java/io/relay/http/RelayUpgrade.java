@@ -90,7 +90,7 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
-    if (msg instanceof HttpRequest request && !headRead) {
+    if (msg instanceof HttpRequest request && !headRead && ctx.channel().isActive()) { // not a head cut off by the close
       headRead = true;
       ctx.channel().config().setAutoRead(false);
       // a relay connection's one head has come (its admission has timeouts of its own); the bytes after it are early frames

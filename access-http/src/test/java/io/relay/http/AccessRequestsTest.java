@@ -298,6 +298,20 @@ class AccessRequestsTest {
     channel.finishAndReleaseAll();
   }
 
+  /**
+   * A connection that ends partway through a request's header fields (its header timeout, or its
+   * client going) is not a malformed request: nothing is counted or logged as one.
+   */
+  @Test
+  void aConnectionEndedInTheMiddleOfAHeadIsNoMalformedRequest() {
+    EmbeddedChannel channel = connection(false);
+    send(channel, "GET /status HTTP/1.1\r\nHost: x\r\nAccept: ");
+    channel.close();
+    channel.runPendingTasks();
+    assertEquals(0, counters.malformedHeads.sum(), "not counted as malformed");
+    channel.finishAndReleaseAll();
+  }
+
   @Test
   void aConnectionIdleForTheIdleTimeoutIsClosedAndCounted() {
     EmbeddedChannel channel = connection(false);

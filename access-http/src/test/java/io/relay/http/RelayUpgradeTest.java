@@ -118,6 +118,21 @@ class RelayUpgradeTest {
     }
   }
 
+  /**
+   * A client that stops partway through its head's fields is reset at the header timeout, counted
+   * there, and not counted or logged as a malformed request.
+   */
+  @Test
+  void aHeadCutOffByTheHeaderTimeoutIsNoMalformedRequest() throws Exception {
+    try (RelayPort port = new RelayPort(false);
+        Socket client = new Socket(port.address.getAddress(), port.address.getPort())) {
+      client.getOutputStream().write("GET /session/lab/camera?code=some-code HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: web".getBytes(StandardCharsets.US_ASCII));
+      Await.until("the connection is reset at the header timeout", Duration.ofSeconds(10), () -> port.ports.connections() == 0);
+      assertEquals(1, port.ports.counters().headerTimeouts.sum(), "counted as a header timeout");
+      assertEquals(0, port.ports.counters().malformedHeads.sum(), "not counted as malformed");
+    }
+  }
+
   /** A relay port on loopback whose admission asks probes for the node's code store and topics. */
   private final class RelayPort implements AutoCloseable {
     final TestProbe<CodeStore.Command> codes = kit.createTestProbe();
