@@ -406,9 +406,10 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       return;
     }
     // quiet either way for half an interval: a pong proves a reader that only receives is there,
-    // and a ping keeps a proxy's read timeout from closing a connection the node sends nothing
+    // and a ping keeps a proxy's read timeout from closing a connection the node sends nothing;
+    // a full channel takes it too, behind what it holds, so a slow reader answers it in time
     long idle = now - Math.min(lastInNanos, lastOutNanos);
-    if (idle >= settings.pingInterval().toNanos() / 2 && channel.isWritable() && !outputEnded && !closeSent && !handshake.isClosing()) {
+    if (idle >= settings.pingInterval().toNanos() / 2 && !outputEnded && !closeSent && !handshake.isClosing()) {
       write(PING);
       flushIfWritten();
     }

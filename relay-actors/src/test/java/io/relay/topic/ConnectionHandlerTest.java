@@ -402,6 +402,33 @@ class ConnectionHandlerTest {
     writerChannel.finishAndReleaseAll();
   }
 
+  /**
+   * A reader on a slow link, whose channel holds more than it takes whenever the node looks, is
+   * still pinged (the ping waits behind what the channel holds) and its pongs keep it past the
+   * idle timeout: it is slow, not gone.
+   */
+  @Test
+  void aReaderWhoseChannelIsAlwaysFullIsPingedAndItsPongsKeepItPastTheIdleTimeout() {
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel channel = channel(reader);
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, false);
+    long checks = settings.idleTimeout().toNanos() / settings.pingInterval().toNanos() + 2;
+    int pings = 0;
+    for (long i = 0; i < checks && channel.isActive(); i++) {
+      channel.advanceTimeBy(settings.pingInterval().toNanos(), TimeUnit.NANOSECONDS);
+      channel.runScheduledPendingTasks();
+      for (ByteBuf frame; (frame = channel.readOutbound()) != null; frame.release()) {
+        if (frame.getUnsignedByte(0) == (0x80 | WsFrames.PING)) {
+          pings++;
+          channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.PONG, true, new byte[0]).bytes()));
+        }
+      }
+    }
+    assertTrue(channel.isActive(), "a slow reader that answers its pings is not idle: " + pings + " pings");
+    assertEquals(0.0, metrics.connectionsIdle.get(), "nobody was idle");
+    channel.finishAndReleaseAll();
+  }
+
   /** {@code size} bytes, each a function of its index and {@code seed}. */
   private static byte[] payload(int size, int seed) {
     byte[] bytes = new byte[size];
