@@ -50,10 +50,10 @@ import org.apache.pekko.stream.Materializer;
  * {@value #MAX_BODY_BYTES} bytes of body) and the API's sealed Pekko HTTP route answers it in
  * process, with no HTTP stream per connection. Requests on one connection are answered in order,
  * one at a time (at most {@value #MAX_PIPELINED} read ahead); the connection is kept alive as
- * HTTP/1.1 and the client's {@code Connection} header say, and closed after {@code
- * relay.idle-timeout} without a request or once the node stops accepting (after the answer to a
- * request being answered or begun, which says {@code Connection: close}). A head the port cannot read is answered with a JSON
- * error ({@link Requests}) and the connection closes.
+ * HTTP/1.1 and the client's {@code Connection} header say, and closed after {@code relay.idle-timeout}
+ * in which nothing moved either way, or once the node stops accepting (after the answer to a request being
+ * answered or begun, which says {@code Connection: close}). A head the port cannot read gets a JSON error
+ * ({@link Requests}) and the connection closes.
  */
 final class AccessRequests extends ChannelInboundHandlerAdapter {
   /** The largest request body the access API reads; its requests carry none or a little JSON. */
@@ -128,7 +128,6 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
             return super.newContinueResponse(start, maxContentLength, pipeline);
           }
         });
-    // idle only while nothing goes out either: observeOutput, and userEventTriggered
     pipeline.addLast("idle", new IdleStateHandler(true, 0, 0, idleTimeout.toNanos(), TimeUnit.NANOSECONDS));
     pipeline.addLast("access-api", new AccessRequests(route, codes, materializer, counters, errors));
   }
@@ -296,8 +295,9 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
 
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-    // not while the route works; an answer being taken waits for the next event, sent only if nothing went out
-    if (event instanceof IdleStateEvent idle && (!answering || closing) && (!idle.isFirst() || ctx.channel().isWritable())) {
+    // not while the route works; an answer not all written gets the next event, which comes only if none of it went out
+    long unwritten = ctx.channel().config().getWriteBufferHighWaterMark() - ctx.channel().bytesBeforeUnwritable();
+    if (event instanceof IdleStateEvent idle && (!answering || closing) && (!idle.isFirst() || unwritten <= 0)) {
       counters.idleTimeouts.increment();
       closing = true;
       ctx.close();

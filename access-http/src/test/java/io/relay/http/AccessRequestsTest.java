@@ -15,9 +15,12 @@ import io.relay.http.server.ClientPorts;
 import io.relay.http.server.PortCounters;
 import io.relay.http.server.PortSettings;
 import io.relay.testing.Await;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -337,7 +340,7 @@ class AccessRequestsTest {
     ClientPorts ports = new ClientPorts(PortSettings.create(ConfigFactory.load()), errors());
     try (Socket client = new Socket()) {
       client.setReceiveBufferSize(4096);
-      client.connect(serving(ports, 1 << 20)); // eight answers, more than the kernel's largest send buffer (4 MiB) holds
+      client.connect(serving(ports, largestSendBuffer() / 4)); // eight answers: twice what the kernel's send buffer holds
       String requests = "GET /ui/big HTTP/1.1\r\nHost: x\r\n\r\n".repeat(7) + "GET /ui/big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
       client.getOutputStream().write(requests.getBytes(StandardCharsets.US_ASCII));
       Await.until(
@@ -351,15 +354,15 @@ class AccessRequestsTest {
   }
 
   /**
-   * Over real sockets on loopback: a client on a slow link takes an answer of 8 MiB for several
-   * idle timeouts, a piece at a time. Its bytes going out are traffic: it gets the whole answer.
+   * Over real sockets on loopback: a client on a slow link takes an answer twice the size of the
+   * kernel's send buffer for several idle timeouts, a piece at a time. Its bytes going out are traffic: it gets the whole answer.
    * (Once the last of it is in the kernel's send buffer the connection may close as idle; the
    * kernel still sends what it holds.)
    */
   @Test
   void anAnswerTakenSlowerThanTheIdleTimeoutArrivesWhole() throws Exception {
     ClientPorts ports = new ClientPorts(PortSettings.create(ConfigFactory.load()), errors());
-    int size = 8 << 20;
+    int size = 2 * largestSendBuffer(); // the kernel takes half of it, the rest waits to be written
     try (Socket client = new Socket()) {
       client.setReceiveBufferSize(64 * 1024);
       client.connect(serving(ports, size));
@@ -393,6 +396,11 @@ class AccessRequestsTest {
                 SOCKET_IDLE,
                 ports.counters(),
                 errors()));
+  }
+
+  /** The kernel's largest TCP send buffer (the maximum of Linux's {@code tcp_wmem}, 4 MiB by default). */
+  private static int largestSendBuffer() throws IOException {
+    return Integer.parseInt(Files.readAllLines(Path.of("/proc/sys/net/ipv4/tcp_wmem")).get(0).trim().split("\\s+")[2]);
   }
 
   private static WarningLimiter errors() {

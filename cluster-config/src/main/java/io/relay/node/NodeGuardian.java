@@ -194,7 +194,7 @@ final class NodeGuardian {
     metrics.counter("relay_accept_failures", "accept() calls that failed (file descriptors exhausted)", counters.acceptFailures::sum);
     metrics.counter("relay_header_timeouts", "Connections closed for not finishing a request head in time", counters.headerTimeouts::sum);
     metrics.counter("relay_malformed_request_heads", "Request heads refused as unreadable (400, 414, 431, 505)", counters.malformedHeads::sum);
-    metrics.counter("relay_idle_timeouts", "Access API connections closed for being idle between requests", counters.idleTimeouts::sum);
+    metrics.counter("relay_idle_timeouts", "Access API connections closed for being idle: nothing read and nothing of an answer written for the idle timeout", counters.idleTimeouts::sum);
     metrics.counter("relay_oversized_bodies", "Access API request bodies refused with 413 for being over 64 KiB", counters.oversizedBodies::sum);
     metrics.counter("relay_pipeline_overflows", "Access API connections closed for pipelining more than 16 requests ahead", counters.pipelineOverflows::sum);
     metrics.counter("relay_connection_limit_reached", "Times the client ports reached max-connections: each stop of accepting, and each connection accepted at the limit and closed", counters.limitReached::sum);

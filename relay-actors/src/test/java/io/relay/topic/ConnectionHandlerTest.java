@@ -385,14 +385,9 @@ class ConnectionHandlerTest {
         channel.runScheduledPendingTasks();
         channel.runPendingTasks();
       }
-      for (ByteBuf frame; (frame = readerChannel.readOutbound()) != null; frame.release()) {
-        if (frame.getUnsignedByte(0) == (0x80 | WsFrames.PING)) {
-          pings++;
-          readerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.PONG, true, new byte[0]).bytes()));
-        } else {
-          messages++;
-        }
-      }
+      Taken taken = takeAnsweringPings(readerChannel);
+      pings += taken.pings();
+      messages += taken.others();
     }
     assertTrue(readerChannel.isActive(), "a reader that answers every ping is not idle, whatever it is sent: " + messages + " messages, " + pings + " pings");
     assertTrue(pings >= steps * step / settings.pingInterval().toNanos() - 1, "pinged about every interval while frames flowed: " + pings + " pings");
@@ -417,16 +412,29 @@ class ConnectionHandlerTest {
     for (long i = 0; i < checks && channel.isActive(); i++) {
       channel.advanceTimeBy(settings.pingInterval().toNanos(), TimeUnit.NANOSECONDS);
       channel.runScheduledPendingTasks();
-      for (ByteBuf frame; (frame = channel.readOutbound()) != null; frame.release()) {
-        if (frame.getUnsignedByte(0) == (0x80 | WsFrames.PING)) {
-          pings++;
-          channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.PONG, true, new byte[0]).bytes()));
-        }
-      }
+      pings += takeAnsweringPings(channel).pings();
     }
     assertTrue(channel.isActive(), "a slow reader that answers its pings is not idle: " + pings + " pings");
     assertEquals(0.0, metrics.connectionsIdle.get(), "nobody was idle");
     channel.finishAndReleaseAll();
+  }
+
+  /** The pings a client answered and the other frames it took. */
+  private record Taken(int pings, int others) {}
+
+  /** Takes every frame {@code channel} wrote, answering each ping with a pong as a live client does. */
+  private static Taken takeAnsweringPings(EmbeddedChannel channel) {
+    int pings = 0;
+    int others = 0;
+    for (ByteBuf frame; (frame = channel.readOutbound()) != null; frame.release()) {
+      if (frame.getUnsignedByte(0) == (0x80 | WsFrames.PING)) {
+        pings++;
+        channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.PONG, true, new byte[0]).bytes()));
+      } else {
+        others++;
+      }
+    }
+    return new Taken(pings, others);
   }
 
   /** {@code size} bytes, each a function of its index and {@code seed}. */

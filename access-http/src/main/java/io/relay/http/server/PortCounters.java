@@ -8,7 +8,7 @@ public final class PortCounters {
   public final LongAdder acceptFailures = new LongAdder();
   /** Connections closed for not sending a whole request head within the header timeout. */
   public final LongAdder headerTimeouts = new LongAdder();
-  /** Access API connections closed for being idle between requests for the idle timeout. */
+  /** Access API connections closed for being idle: nothing read and nothing of an answer written for the idle timeout. */
   public final LongAdder idleTimeouts = new LongAdder();
   /** Times a port stopped accepting because the node held max-connections. */
   public final LongAdder limitReached = new LongAdder();
