@@ -3,6 +3,7 @@ package io.relay.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
@@ -193,22 +194,19 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
     channel
         .deregister()
         .addListener(
-            deregistered -> {
-              if (!deregistered.isSuccess()) {
-                channel.close();
-                return;
-              }
-              home.register(channel)
-                  .addListener(
-                      registered -> {
-                        if (registered.isSuccess()) {
-                          switchProtocol(ctx, key, protocol, handler);
-                        } else {
-                          releaseEarly();
-                          channel.close();
-                        }
-                      });
-            });
+            (ChannelFutureListener)
+                deregistered ->
+                    (deregistered.isSuccess() ? home.register(channel) : deregistered)
+                        .addListener(
+                            moved -> {
+                              if (moved.isSuccess()) {
+                                switchProtocol(ctx, key, protocol, handler);
+                              } else { // closed meanwhile, or the loop stopped: its topic drops it now
+                                releaseEarly();
+                                handler.abandon();
+                                channel.close();
+                              }
+                            }));
   }
 
   /** Writes the {@code 101} and hands the connection, and what it sent after its head, to its handler. */

@@ -17,6 +17,7 @@ import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.local.LocalIoHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
@@ -25,26 +26,37 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.Future;
 import io.relay.RelaySettings;
+import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyList;
 import io.relay.http.log.WarningLimiter;
 import io.relay.http.server.ClientPorts;
 import io.relay.http.server.PortSettings;
+import io.relay.memory.MemoryBudget;
 import io.relay.metrics.RelayMetrics;
 import io.relay.testing.Await;
 import io.relay.testing.TestCertificate;
+import io.relay.topic.ClaimAnnouncement;
+import io.relay.topic.ConnectionDirectory;
+import io.relay.topic.SpecialTopics;
+import io.relay.topic.TopicActor;
 import io.relay.topic.TopicRegistry;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.pubsub.Topic;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -59,6 +71,9 @@ import org.slf4j.LoggerFactory;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RelayUpgradeTest {
   private static final Duration HEADER_TIMEOUT = Duration.ofSeconds(1);
+  private static final Config CONFIG =
+      ConfigFactory.parseMap(Map.of("relay.header-timeout", HEADER_TIMEOUT.toMillis() + "ms", "relay.ask-timeout", "30s"))
+          .withFallback(ConfigFactory.load());
   private static final String HEAD =
       "GET /session/lab/camera?code=some-code HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
           + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
@@ -130,16 +145,48 @@ class RelayUpgradeTest {
     try (RelayPort port = new RelayPort(false);
         Socket client = new Socket(port.address.getAddress(), port.address.getPort())) {
       client.getOutputStream().write("GET /session/lab/camera?code=some-code HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: web".getBytes(StandardCharsets.US_ASCII));
-      Await.until("the connection is reset at the header timeout", Duration.ofSeconds(10), () -> port.ports.connections() == 0);
+      Await.until(
+          "the connection is reset at the header timeout, and counted there",
+          Duration.ofSeconds(10),
+          () -> port.ports.counters().headerTimeouts.sum() == 1 && port.ports.connections() == 0);
       for (EventLoop loop : port.ports.loops()) { // behind what the close left on the connection's loop
         loop.submit(() -> {}).get(10, TimeUnit.SECONDS);
       }
-      assertEquals(1, port.ports.counters().headerTimeouts.sum(), "counted as a header timeout");
       assertEquals(0, port.ports.counters().malformedHeads.sum(), "not counted as malformed");
     }
   }
 
-  /** A relay port on loopback whose admission asks probes for the node's code store and topics. */
+  /**
+   * An admitted connection whose move to its topic's event loop fails (its client gone in that
+   * instant; here the loop is one that cannot take a socket, Netty's in-process transport's) ends,
+   * and its topic drops it at once, not at the attach timeout (10 s) as a connection that never came.
+   */
+  @Test
+  void anAdmittedConnectionThatCannotMoveToItsTopicsLoopLeavesItsTopicAtOnce() throws Exception {
+    ConnectionDirectory directory = new ConnectionDirectory();
+    TopicActor.Context topics =
+        new TopicActor.Context(
+            RelaySettings.create(CONFIG), new RelayMetrics(), MemoryBudget.unlimited(), directory, "node", SpecialTopics.NONE,
+            booking -> DenyList.Verdict.ALLOWED);
+    ActorRef<TopicRegistry.Command> registry =
+        kit.spawn(TopicRegistry.create(topics, kit.spawn(Topic.create(ClaimAnnouncement.class, "claims")), System::currentTimeMillis));
+    EventLoopGroup inProcess = new MultiThreadIoEventLoopGroup(1, LocalIoHandler.newFactory());
+    try (RelayPort port = new RelayPort(false, registry, topic -> (EventLoop) inProcess.next());
+        Socket client = new Socket(port.address.getAddress(), port.address.getPort())) {
+      client.setSoTimeout(10_000);
+      client.getOutputStream().write(HEAD.getBytes(StandardCharsets.US_ASCII));
+      long hour = Instant.now().plusSeconds(3600).getEpochSecond();
+      port.codes.expectMessageClass(CodeStore.Redeem.class, Duration.ofSeconds(10))
+          .replyTo()
+          .tell(new CodeStore.Redeemed(new CodeGrant("lab/camera", List.of("read"), "booking", hour, hour)));
+      assertEquals(-1, client.getInputStream().read(), "admitted, the connection ends without an answer when it cannot move");
+      Await.until("its topic drops it within 5 s, half the attach timeout", Duration.ofSeconds(5), () -> directory.size() == 0);
+    } finally {
+      inProcess.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+    }
+  }
+
+  /** A relay port on loopback whose admission asks probes for the node's code store and, unless given, its topics. */
   private final class RelayPort implements AutoCloseable {
     final TestProbe<CodeStore.Command> codes = kit.createTestProbe();
     final AdmissionGate gate = new AdmissionGate(8, () -> {});
@@ -147,25 +194,22 @@ class RelayUpgradeTest {
     final InetSocketAddress address;
 
     RelayPort(boolean tls) {
-      Config config =
-          ConfigFactory.parseMap(
-                  Map.of(
-                      "relay.header-timeout", HEADER_TIMEOUT.toMillis() + "ms",
-                      "relay.ask-timeout", "30s",
-                      "relay.tls-cert", certificate.cert().toString(),
-                      "relay.tls-key", certificate.key().toString()))
-              .withFallback(ConfigFactory.load());
+      this(tls, kit.<TopicRegistry.Command>createTestProbe().ref(), null);
+    }
+
+    RelayPort(boolean tls, ActorRef<TopicRegistry.Command> registry, Function<String, EventLoop> homes) {
+      Config config = ConfigFactory.parseMap(Map.of("relay.tls-cert", certificate.cert().toString(), "relay.tls-key", certificate.key().toString())).withFallback(CONFIG);
       HttpSettings settings = HttpSettings.create(config);
       WarningLimiter errors = WarningLimiter.start(kit.system(), LoggerFactory.getLogger(RelayUpgradeTest.class), Duration.ofMinutes(1));
       Admission admission =
           new Admission(
               settings, RelaySettings.create(config), codes.ref(), booking -> DenyList.Verdict.ALLOWED, () -> true,
-              kit.<TopicRegistry.Command>createTestProbe().ref(), new RelayMetrics(), kit.system(), () -> false, errors);
+              registry, new RelayMetrics(), kit.system(), () -> false, errors);
       ports = new ClientPorts(PortSettings.create(config), errors);
       address =
           ports.bind(
               "127.0.0.1", 0, tls ? Optional.of(TlsContext.load(settings)) : Optional.empty(),
-              pipeline -> RelayUpgrade.install(pipeline, admission, gate, ports.counters(), errors, null));
+              pipeline -> RelayUpgrade.install(pipeline, admission, gate, ports.counters(), errors, homes));
     }
 
     @Override
