@@ -295,9 +295,10 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
 
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-    // not while the route works; an answer not all written gets the next event, which comes only if none of it went out
-    long unwritten = ctx.channel().config().getWriteBufferHighWaterMark() - ctx.channel().bytesBeforeUnwritable();
-    if (event instanceof IdleStateEvent idle && (!answering || closing) && (!idle.isFirst() || unwritten <= 0)) {
+    // not while the route works; an answer not all written (fewer bytes before unwritable than the high-water mark) gets
+    // the next event, which comes only if none of it went out
+    if (event instanceof IdleStateEvent idle && (!answering || closing)
+        && (!idle.isFirst() || ctx.channel().bytesBeforeUnwritable() >= ctx.channel().config().getWriteBufferHighWaterMark())) {
       counters.idleTimeouts.increment();
       closing = true;
       ctx.close();

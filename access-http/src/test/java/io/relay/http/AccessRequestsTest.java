@@ -72,7 +72,7 @@ class AccessRequestsTest {
         Materializer.matFromSystem(KIT.system()),
         IDLE,
         counters,
-        WarningLimiter.start(KIT.system(), LoggerFactory.getLogger(AccessRequestsTest.class), Duration.ofSeconds(10)));
+        errors());
     return channel;
   }
 
@@ -355,9 +355,9 @@ class AccessRequestsTest {
 
   /**
    * Over real sockets on loopback: a client on a slow link takes an answer twice the size of the
-   * kernel's send buffer for several idle timeouts, a piece at a time. Its bytes going out are traffic: it gets the whole answer.
-   * (Once the last of it is in the kernel's send buffer the connection may close as idle; the
-   * kernel still sends what it holds.)
+   * kernel's send buffer for several idle timeouts, a piece at a time. Its bytes going out are
+   * traffic: it gets the whole answer. (Once the last of it is in the kernel's send buffer the
+   * connection may close as idle; the kernel still sends what it holds.)
    */
   @Test
   void anAnswerTakenSlowerThanTheIdleTimeoutArrivesWhole() throws Exception {

@@ -100,14 +100,14 @@ public final class ClientPorts {
     return loops[Math.floorMod(key.hashCode(), loops.length)];
   }
 
-  /** The event loops of every port's connections. */
-  public List<EventLoop> loops() {
-    return List.of(loops);
-  }
-
   /** Client connections open now, on every port. */
   public int connections() {
     return connections.get();
+  }
+
+  /** The event loops of every port's connections. */
+  public List<EventLoop> loops() {
+    return List.of(loops);
   }
 
   public PortCounters counters() {
