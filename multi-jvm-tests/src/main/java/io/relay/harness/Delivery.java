@@ -1,11 +1,16 @@
 package io.relay.harness;
 
 import io.relay.ws.CloseCodes;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Checks the delivery promise: every frame a writer sent reaches every reader of its topic exactly
@@ -13,15 +18,18 @@ import java.util.Set;
  * nothing else (no message of another topic, no bytes that are not a writer's message).
  *
  * <p>A topic's reconnect windows are, for every participant of the topic, the time from one of
- * its connections closing to its next connection opening, each opened {@code allowance} earlier
- * to cover frames already in flight when the server closed the topic (a client learns of a close
- * a little after the server made it). A connection closed because its topic moved (4001) was
+ * its connections closing to its next connection opening, each opened earlier by the time a frame
+ * was in flight then, to cover frames already on their way when the server closed the topic (a
+ * client learns of a close a frame's journey after the server made it). That time is {@code
+ * allowance}, or longer when the topic's readers took longer to receive frames in the second
+ * before the close: on a machine whose cores a starting JVM takes, a client notices a close
+ * hundreds of milliseconds late, and the frames it received just before show it. A connection closed because its topic moved (4001) was
  * split from the topic from the moment the new owner accepted the connection that claimed it:
  * frames sent on the old node then cannot reach readers already on the new one. Its window
  * therefore opens at the earliest connection another participant of the topic opened while it
- * was open (the claim is one of those), again {@code allowance} earlier. A connection that was
+ * was open (the claim is one of those), again that much earlier. A connection that was
  * open when the scenario killed its topic's node ({@link Traffic#crashed}) and closed after it was
- * cut off at the kill: its window opens at the kill, again {@code allowance} earlier. Frames sent
+ * cut off at the kill: its window opens at the kill, again that much earlier. Frames sent
  * to a dead node cannot arrive, and how long its clients take to notice depends on how fast the
  * kernel tears the process down and the proxy and clients get the CPU (hundreds of milliseconds
  * with thousands of connections on a busy machine), not on the relay. A frame is owed to a
@@ -40,6 +48,7 @@ public final class Delivery {
       long duplicates,
       long outOfOrder,
       List<Long> windowsMillis,
+      long longestInFlightMillis,
       List<String> leftDisconnected,
       List<String> problems) {
 
@@ -54,7 +63,7 @@ public final class Delivery {
     }
   }
 
-  static Summary analyse(Collection<Traffic.Topic> topics, java.time.Duration allowance, long end) {
+  static Summary analyse(Collection<Traffic.Topic> topics, Duration allowance, long end) {
     long sentTotal = 0;
     long owed = 0;
     long lost = 0;
@@ -62,9 +71,12 @@ public final class Delivery {
     long duplicates = 0;
     long outOfOrder = 0;
     List<Long> windowsMillis = new ArrayList<>();
+    long longestInFlight = 0;
     List<String> leftDisconnected = new ArrayList<>();
     List<String> problems = new ArrayList<>();
     for (Traffic.Topic topic : topics) {
+      List<long[]> sent = topic.sent();
+      List<long[]> arrivals = arrivals(topic, sent);
       List<long[]> windows = new ArrayList<>();
       for (Participant p : topic.participants()) {
         List<Participant.Connection> connections = p.connections();
@@ -75,7 +87,10 @@ public final class Delivery {
           }
           boolean reopened = i + 1 < connections.size();
           long reopen = reopened ? connections.get(i + 1).openedAt() : end;
-          windows.add(new long[] {splitFrom(topic, p, c) - allowance.toNanos(), reopen});
+          long split = splitFrom(topic, p, c);
+          long inFlight = inFlight(arrivals, split, c.closedAt(), allowance);
+          longestInFlight = Math.max(longestInFlight, inFlight);
+          windows.add(new long[] {split - inFlight, reopen});
           if (reopened) {
             windowsMillis.add((reopen - c.closedAt()) / 1_000_000);
           } else if (!p.isStopped()) {
@@ -86,7 +101,6 @@ public final class Delivery {
           leftDisconnected.add(p.name);
         }
       }
-      List<long[]> sent = topic.sent();
       sentTotal += sent.size();
       for (Participant reader : topic.readers) {
         for (String message : reader.foreign()) {
@@ -116,14 +130,17 @@ public final class Delivery {
               if (problems.size() < 20) {
                 problems.add(
                     reader.name + " never received " + frame[0] + " sent outside any reconnect window, "
-                        + (end - at) / 1_000_000 + " ms before the analysis" + history(reader, end) + "; writer" + history(topic.writer, end));
+                        + (end - at) / 1_000_000 + " ms before the analysis, while frames took up to "
+                        + inFlight(arrivals, at, at + TimeUnit.SECONDS.toNanos(1), Duration.ZERO) / 1_000_000 + " ms"
+                        + history(reader, end) + "; writer" + history(topic.writer, end));
               }
             }
           }
         }
       }
     }
-    return new Summary(sentTotal, owed, lost, foreign, duplicates, outOfOrder, windowsMillis, leftDisconnected, problems);
+    return new Summary(
+        sentTotal, owed, lost, foreign, duplicates, outOfOrder, windowsMillis, longestInFlight / 1_000_000, leftDisconnected, problems);
   }
 
   /** When {@code closed}, a connection of {@code owner}, stopped reaching the rest of its topic. */
@@ -148,6 +165,48 @@ public final class Delivery {
       }
     }
     return from;
+  }
+
+  /**
+   * How long before {@code split} a frame could have been sent and still been on its way: {@code
+   * allowance}, or the longest a reader of the topic took to receive a frame from {@code split}'s
+   * second before until {@code closed}, in nanoseconds. {@code arrivals} holds the topic's
+   * received frames as (received at, took), in the order received.
+   */
+  private static long inFlight(List<long[]> arrivals, long split, long closed, Duration allowance) {
+    long longest = allowance.toNanos();
+    long from = split - TimeUnit.SECONDS.toNanos(1);
+    int low = 0;
+    int high = arrivals.size();
+    while (low < high) {
+      int middle = (low + high) >>> 1;
+      if (arrivals.get(middle)[0] < from) {
+        low = middle + 1;
+      } else {
+        high = middle;
+      }
+    }
+    for (int i = low; i < arrivals.size() && arrivals.get(i)[0] <= closed; i++) {
+      longest = Math.max(longest, arrivals.get(i)[1]);
+    }
+    return longest;
+  }
+
+  /** Every frame the topic's readers received, as (received at, took), in the order received. */
+  private static List<long[]> arrivals(Traffic.Topic topic, List<long[]> sent) {
+    Map<Long, Long> sentAt = new HashMap<>();
+    sent.forEach(frame -> sentAt.put(frame[0], frame[1]));
+    List<long[]> arrivals = new ArrayList<>();
+    for (Participant reader : topic.readers) {
+      for (Participant.Received r : reader.received()) {
+        Long at = sentAt.get(r.seq());
+        if (at != null) {
+          arrivals.add(new long[] {r.at(), r.at() - at});
+        }
+      }
+    }
+    arrivals.sort(Comparator.comparingLong(a -> a[0]));
+    return arrivals;
   }
 
   /** A reader's connections and last frame, in ms before {@code end}, for a problem report. */

@@ -80,6 +80,7 @@ public final class Scenario {
     extra.put("duplicates", summary.duplicates());
     extra.put("out_of_order", summary.outOfOrder());
     extra.put("reconnects", summary.windowsMillis().size());
+    extra.put("longest_in_flight_ms", summary.longestInFlightMillis());
   }
 
   public void put(String key, Object value) {

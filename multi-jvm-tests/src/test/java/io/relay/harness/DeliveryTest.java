@@ -1,12 +1,15 @@
 package io.relay.harness;
 
-import io.relay.bench.SelectorLoop;
-import io.relay.ws.CloseCodes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.bench.SelectorLoop;
+import io.relay.testing.Await;
+import io.relay.ws.CloseCodes;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -79,6 +82,7 @@ class DeliveryTest {
     reader.onClose(1001, "going away");
     reader.onOpen(2);
     send(1, reader); // late was connected throughout and no window covers this frame
+    Await.pause(100); // pacing: the writer's close comes longer after it than any frame took
     writer.onClose(1001, "going away");
     writer.onOpen(2);
     send(2, reader, late);
@@ -89,11 +93,37 @@ class DeliveryTest {
   }
 
   @Test
+  void framesSentBeforeACloseAreExcusedForAsLongAsFramesThenTookToArriveAndNoLonger() {
+    everyoneConnected();
+    Await.pause(300); // pacing: the frames below were sent while everyone was connected
+    long now = System.nanoTime();
+    topic.recordSent(0, now - TimeUnit.MILLISECONDS.toNanos(250)); // lost before the server closed
+    topic.recordSent(1, now - TimeUnit.MILLISECONDS.toNanos(190));
+    for (Participant r : List.of(reader, late)) {
+      r.onMessage(true, "t 1".getBytes(StandardCharsets.UTF_8)); // took 190 ms: the clients are busy
+    }
+    topic.recordSent(2, now - TimeUnit.MILLISECONDS.toNanos(120)); // on its way when the server closed
+    for (Participant p : topic.participants()) {
+      p.onClose(1001, "going away");
+    }
+    for (Participant p : topic.participants()) {
+      p.onOpen(2);
+    }
+    send(3, reader, late);
+
+    Delivery.Summary summary = analyse();
+
+    assertEquals(2, summary.framesLostOutsideWindow(), () -> String.join("\n", summary.problems()));
+    assertTrue(summary.problems().stream().allMatch(p -> p.contains(" never received 0 ")), () -> String.join("\n", summary.problems()));
+  }
+
+  @Test
   void framesSentToAKilledNodeBeforeItsClientsNoticedAreExcusedOnlyWhenTheKillIsRecorded() {
     everyoneConnected();
     send(0, reader, late);
     long killed = System.nanoTime();
     send(1); // reaches the dead node; its clients have not seen their connections end yet
+    Await.pause(100); // pacing: they notice longer after it than any frame took
     Delivery.Summary unrecorded = crashAndReconnect();
     topic.crashed(killed);
 
