@@ -65,6 +65,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   private final Function<HttpRequest, CompletionStage<HttpResponse>> route;
   /** Code requests, answered without the route tree. */
   private final CodeRequests codes;
+  private final Cors cors;
   private final Materializer materializer;
   private final PortCounters counters;
   private final WarningLimiter errors;
@@ -80,11 +81,13 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
   private AccessRequests(
       Function<HttpRequest, CompletionStage<HttpResponse>> route,
       CodeRequests codes,
+      Cors cors,
       Materializer materializer,
       PortCounters counters,
       WarningLimiter errors) {
     this.route = route;
     this.codes = codes;
+    this.cors = cors;
     this.materializer = materializer;
     this.counters = counters;
     this.errors = errors;
@@ -95,11 +98,13 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
    *
    * @param route the access API's sealed route
    * @param codes code requests answered without the route tree, or null for none
+   * @param cors the CORS headers of the answers the port makes itself
    */
   static void install(
       ChannelPipeline pipeline,
       Function<HttpRequest, CompletionStage<HttpResponse>> route,
       CodeRequests codes,
+      Cors cors,
       Materializer materializer,
       Duration idleTimeout,
       PortCounters counters,
@@ -113,7 +118,8 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
           @Override
           protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
             counters.oversizedBodies.increment();
-            ctx.pipeline().get(AccessRequests.class).refuseInTurn(ctx, json(413, "request body larger than " + MAX_BODY_BYTES + " bytes"));
+            AccessRequests handler = ctx.pipeline().get(AccessRequests.class);
+            handler.refuseInTurn(ctx, handler.error(413, "request body larger than " + MAX_BODY_BYTES + " bytes", oversized.headers().get(HttpHeaderNames.ORIGIN)));
           }
 
           @Override
@@ -129,7 +135,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
           }
         });
     pipeline.addLast("idle", new IdleStateHandler(true, 0, 0, idleTimeout.toNanos(), TimeUnit.NANOSECONDS));
-    pipeline.addLast("access-api", new AccessRequests(route, codes, materializer, counters, errors));
+    pipeline.addLast("access-api", new AccessRequests(route, codes, cors, materializer, counters, errors));
   }
 
   @Override
@@ -158,17 +164,18 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     answering = true;
     boolean keepAlive;
     CompletionStage<FullHttpResponse> answer;
+    String origin = request.headers().get(HttpHeaderNames.ORIGIN);
     try {
       Requests.Refusal malformed = Requests.refusal(request);
       if (malformed != null) {
         Requests.countMalformed(malformed, counters, errors);
         closing = true;
-        Requests.answerAndClose(ctx, json(malformed.status(), malformed.reason()));
+        Requests.answerAndClose(ctx, error(malformed.status(), malformed.reason(), origin));
         return;
       }
       if (unsupportedExpectation(request)) {
         closing = true;
-        Requests.answerAndClose(ctx, json(417, "the only expectation understood is 100-continue"));
+        Requests.answerAndClose(ctx, error(417, "the only expectation understood is 100-continue", origin));
         return;
       }
       keepAlive = HttpUtil.isKeepAlive(request);
@@ -182,7 +189,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
           if (failure != null) {
             errors.error("answering an access API request failed", failure);
           }
-          respond(ctx, failure == null ? response : json(500, "There was an internal server error."), keepAlive);
+          respond(ctx, failure == null ? response : error(500, "There was an internal server error.", origin), keepAlive);
         },
         ctx.executor());
   }
@@ -196,13 +203,13 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       }
       Optional<HttpMethod> method = HttpMethods.lookup(request.method().name());
       if (method.isEmpty()) {
-        return CompletableFuture.completedFuture(json(501, "HTTP method not implemented"));
+        return CompletableFuture.completedFuture(error(501, "HTTP method not implemented", request.headers().get(HttpHeaderNames.ORIGIN)));
       }
       HttpRequest pekko;
       try {
         pekko = toPekko(request, method.get());
       } catch (RuntimeException e) {
-        return CompletableFuture.completedFuture(json(400, "malformed request"));
+        return CompletableFuture.completedFuture(error(400, "malformed request", request.headers().get(HttpHeaderNames.ORIGIN)));
       }
       return route.apply(pekko).thenComposeAsync(this::toNetty, Runnable::run);
     } catch (Exception e) {
@@ -344,7 +351,9 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     return expect != null && !HttpHeaderValues.CONTINUE.contentEqualsIgnoreCase(expect);
   }
 
-  static FullHttpResponse json(int status, String message) {
-    return Requests.response(status, Map.of(), "application/json", Json.errorBody(status, message));
+  /** An answer of the port's own: a JSON error, with the CORS headers the route gives its answers to {@code origin}. */
+  private FullHttpResponse error(int status, String message, String origin) {
+    HttpResponse answer = cors.mark(Json.error(status, message), Optional.ofNullable(origin));
+    return toNetty(answer, (HttpEntity.Strict) answer.entity());
   }
 }

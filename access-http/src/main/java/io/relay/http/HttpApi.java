@@ -112,7 +112,7 @@ public final class HttpApi extends AllDirectives {
     Function<HttpRequest, CompletionStage<HttpResponse>> route = accessRoute().handler(system);
     Materializer materializer = Materializer.matFromSystem(system);
     CodeRequests codes = new CodeRequests(sessions, admissions, cors, busy);
-    return pipeline -> AccessRequests.install(pipeline, route, codes, materializer, idleTimeout, counters, errors);
+    return pipeline -> AccessRequests.install(pipeline, route, codes, cors, materializer, idleTimeout, counters, errors);
   }
 
   /**

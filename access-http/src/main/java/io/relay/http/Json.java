@@ -33,20 +33,11 @@ final class Json {
         : response;
   }
 
-  /** The body of an error: {@code {"code": N, "message": "..."}}. */
-  static byte[] errorBody(int status, String message) {
-    return bytes(Map.of("code", status, "message", message));
-  }
-
-  private static byte[] bytes(Object body) {
+  static HttpResponse response(int status, Object body) {
     try {
-      return SNAKE_CASE.writeValueAsBytes(body);
+      return HttpResponse.create().withStatus(StatusCodes.get(status)).withEntity(ContentTypes.APPLICATION_JSON, SNAKE_CASE.writeValueAsBytes(body));
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot render " + body.getClass().getSimpleName(), e);
     }
-  }
-
-  static HttpResponse response(int status, Object body) {
-    return HttpResponse.create().withStatus(StatusCodes.get(status)).withEntity(ContentTypes.APPLICATION_JSON, bytes(body));
   }
 }

@@ -14,6 +14,7 @@ import io.relay.http.log.WarningLimiter;
 import io.relay.http.server.ClientPorts;
 import io.relay.http.server.PortCounters;
 import io.relay.http.server.PortSettings;
+import io.relay.http.server.Requests;
 import io.relay.testing.Await;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -24,6 +25,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -48,6 +50,11 @@ import org.slf4j.LoggerFactory;
  */
 class AccessRequestsTest {
   private static final ActorTestKit KIT = ActorTestKit.create("access-requests");
+  private static final String PAGE = "http://page.test";
+  private static final HttpSettings SETTINGS =
+      HttpSettings.create(
+          ConfigFactory.parseMap(Map.of("relay.secret", "access-requests-test-secret-0123456789", "relay.cors-origins", PAGE))
+              .withFallback(ConfigFactory.load()));
   private static final Duration IDLE = Duration.ofSeconds(120);
   /** The idle timeout of the tests over real sockets, which wait it out. */
   private static final Duration SOCKET_IDLE = Duration.ofSeconds(1);
@@ -69,6 +76,7 @@ class AccessRequestsTest {
         channel.pipeline(),
         request -> answer(request, holdAnswers),
         null,
+        new Cors(SETTINGS),
         Materializer.matFromSystem(KIT.system()),
         IDLE,
         counters,
@@ -239,7 +247,30 @@ class AccessRequestsTest {
     assertNull(response(channel, Duration.ofMillis(200)), "the request after it is not answered");
   }
 
-
+  @Test
+  void theAnswersThePortMakesItselfNameAnAllowedOriginAsTheRoutesAnswersDo() {
+    String origin = "Origin: " + PAGE + "\r\n";
+    Map<String, String> requests =
+        Map.of(
+            "413", "POST /bids/deny HTTP/1.1\r\nHost: x\r\n" + origin + "Content-Length: " + (AccessRequests.MAX_BODY_BYTES + 1) + "\r\n\r\n{",
+            "417", "POST /bids/deny HTTP/1.1\r\nHost: x\r\n" + origin + "Expect: something-else\r\nContent-Length: 0\r\n\r\n",
+            "501", "BREW /status HTTP/1.1\r\nHost: x\r\n" + origin + "\r\n",
+            "431", "GET /status HTTP/1.1\r\nHost: x\r\n" + origin + "X: y\r\n".repeat(Requests.MAX_FIELDS) + "\r\n",
+            "500", "GET /status HTTP/1.1\r\nHost: x\r\n" + origin + "\r\n");
+    requests.forEach(
+        (status, request) -> {
+          EmbeddedChannel channel = connection(status.equals("500"));
+          send(channel, request);
+          if (status.equals("500")) {
+            held.remove(0).completeExceptionally(new IllegalStateException("the route failed"));
+          }
+          String answer = response(channel);
+          assertTrue(answer != null && answer.startsWith("HTTP/1.1 " + status + " "), status + ": " + answer);
+          assertTrue(answer.contains("\r\nAccess-Control-Allow-Origin: " + PAGE + "\r\n"), status + ": " + answer);
+          assertTrue(answer.contains("\r\nVary: Origin\r\n") && answer.contains("\"code\":" + status), status + ": " + answer);
+          channel.finishAndReleaseAll();
+        });
+  }
 
   @Test
   void aPipelinedBodyOverTheLimitIsRefusedAfterTheAnswersBeforeIt() {
@@ -392,6 +423,7 @@ class AccessRequestsTest {
                 pipeline,
                 request -> CompletableFuture.completedFuture(HttpResponse.create().withEntity(body)),
                 null,
+                new Cors(SETTINGS),
                 Materializer.matFromSystem(KIT.system()),
                 SOCKET_IDLE,
                 ports.counters(),

@@ -87,6 +87,10 @@ class CorsTest {
     AccessClient.Answer unknown = post(listed, "/nothing", PAGE, token);
     assertEquals(404, unknown.status());
     assertAllowed(unknown, PAGE, "an unknown path");
+
+    AccessClient.Answer unknownMethod = new AccessClient(listed).request("BREW", "/status", Map.of("Origin", PAGE));
+    assertEquals(501, unknownMethod.status());
+    assertAllowed(unknownMethod, PAGE, "a method the access port itself refuses");
   }
 
   @Test
