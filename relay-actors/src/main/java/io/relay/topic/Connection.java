@@ -1,7 +1,6 @@
 package io.relay.topic;
 
 import io.relay.ws.CloseCodes;
-import io.relay.ws.WsFrames;
 import java.time.Instant;
 import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -38,7 +37,6 @@ public final class Connection {
   private final ConnectionStats stats = new ConnectionStats();
   private volatile Room room;
   private volatile ActorRef<TopicActor.Command> topicActor;
-  private volatile int closeCode;
   private volatile boolean attached;
 
   public Connection(long id, Grant grant, OutboundQueue outbound) {
@@ -77,15 +75,12 @@ public final class Connection {
   }
 
   /**
-   * Asks the connection's handler to close with this code; the first request wins. Moves and drains
-   * (4001, 1001) first deliver what is already queued; every other close is immediate.
+   * Asks the connection's handler to close with this code. Moves and drains (4001, 1001) first
+   * deliver what is already queued; every other close is immediate, and overtakes a move or drain
+   * still delivering; otherwise the first request wins ({@link OutboundQueue#close}).
    */
   void close(int code, String reason) {
-    if (closeCode == 0) {
-      closeCode = code;
-    }
-    boolean graceful = code == CloseCodes.TOPIC_MOVED || code == CloseCodes.GOING_AWAY;
-    outbound.close(WsFrames.close(code, reason), graceful);
+    outbound.close(code, reason, code == CloseCodes.TOPIC_MOVED || code == CloseCodes.GOING_AWAY);
   }
 
   /** Called by the connection's handler when it is added to the connection's channel. */
@@ -99,6 +94,6 @@ public final class Connection {
 
   /** The close code the server asked for, or 0 if it has not closed this connection. */
   int closeCode() {
-    return closeCode;
+    return outbound.closeCode();
   }
 }

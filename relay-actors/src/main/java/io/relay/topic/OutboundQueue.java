@@ -1,6 +1,7 @@
 package io.relay.topic;
 
 import io.relay.memory.MemoryBudget;
+import io.relay.ws.WsFrames;
 import io.relay.ws.WsFrames.Frame;
 import java.util.ArrayDeque;
 
@@ -11,7 +12,9 @@ import java.util.ArrayDeque;
  * <p>It never blocks a writer, and a slow reader never slows one: past {@code maxMessages} or
  * {@code maxBytes} the oldest queued frames are dropped and counted (the newest frame is always
  * kept). A close request either discards what is queued and is delivered next, or (a graceful
- * close) lets what is already queued go first; either way nothing is queued after it. The drain
+ * close) lets what is already queued go first; either way nothing is queued after it. The first
+ * close request wins, except that one that closes at once overtakes a graceful one whose frame
+ * has not gone yet: a deny during a drain cuts its reader off without the drain's flush. The drain
  * side registers a wake-up that is run once when a frame arrives at an empty queue it is waiting
  * on, so a busy connection costs no cross-thread signal per frame; a close request always wakes
  * it.
@@ -27,6 +30,7 @@ public final class OutboundQueue {
   private long bytes;
   private long dropped;
   private Frame closeFrame;
+  private int closeCode;
   private boolean flushFirst;
   private boolean closed;
   /** The connection was dropped by its topic, or ended: nothing is queued or sent any more. */
@@ -70,17 +74,18 @@ public final class OutboundQueue {
   }
 
   /**
-   * Asks for the connection to be closed with this frame.
+   * Asks for the connection to be closed with {@code code}.
    *
    * @param flush true to send what is already queued first, false to drop it
    */
-  public void close(Frame frame, boolean flush) {
+  public void close(int code, String reason, boolean flush) {
     Runnable toWake;
     synchronized (this) {
-      if (closeFrame != null || closed) {
+      if (closed || closeFrame != null && (flush || !flushFirst)) {
         return;
       }
-      closeFrame = frame;
+      closeCode = code;
+      closeFrame = WsFrames.close(code, reason);
       flushFirst = flush;
       if (!flush) {
         clear();
@@ -202,6 +207,11 @@ public final class OutboundQueue {
       toWake.run();
     }
     return true;
+  }
+
+  /** The code of the close requested, or 0 if none was. */
+  public synchronized int closeCode() {
+    return closeCode;
   }
 
   /** Whether a close was requested (and perhaps already sent). */

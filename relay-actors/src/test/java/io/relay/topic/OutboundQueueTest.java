@@ -57,10 +57,9 @@ class OutboundQueueTest {
   void closeDiscardsQueuedFramesAndIsDeliveredNext() {
     OutboundQueue queue = new OutboundQueue(10, 1 << 20);
     queue.offer(frame(1));
-    Frame close = WsFrames.close(CloseCodes.BOOKING_DENIED, "denied");
-    queue.close(close, false);
+    queue.close(CloseCodes.BOOKING_DENIED, "denied", false);
     queue.offer(frame(1));
-    assertSame(close, queue.poll());
+    assertClose(CloseCodes.BOOKING_DENIED, queue.poll());
     assertNull(queue.poll(), "nothing is sent after the close frame");
   }
 
@@ -69,11 +68,10 @@ class OutboundQueueTest {
     OutboundQueue queue = new OutboundQueue(10, 1 << 20);
     Frame queued = frame(1);
     queue.offer(queued);
-    Frame close = WsFrames.close(CloseCodes.TOPIC_MOVED, "moved");
-    queue.close(close, true);
+    queue.close(CloseCodes.TOPIC_MOVED, "moved", true);
     queue.offer(frame(1));
     assertSame(queued, queue.poll(), "the frame queued before the close goes first");
-    assertSame(close, queue.poll());
+    assertClose(CloseCodes.TOPIC_MOVED, queue.poll());
     assertNull(queue.poll(), "nothing offered after the close is sent");
   }
 
@@ -82,12 +80,46 @@ class OutboundQueueTest {
     OutboundQueue queue = new OutboundQueue(10, 1 << 20);
     queue.offer(frame(1));
     queue.offer(frame(1));
-    Frame close = WsFrames.close(CloseCodes.GOING_AWAY, "draining");
-    queue.close(close, true);
+    queue.close(CloseCodes.GOING_AWAY, "draining", true);
     assertEquals(2, queue.discardPending(), "the two frames not sent within the close timeout");
     assertEquals(2, queue.dropped(), "counted as dropped");
-    assertSame(close, queue.poll());
+    assertClose(CloseCodes.GOING_AWAY, queue.poll());
     assertNull(queue.poll());
+  }
+
+  @Test
+  void aCloseAtOnceOvertakesAGracefulOneStillDeliveringAndOnlyThat() {
+    OutboundQueue draining = new OutboundQueue(10, 1 << 20);
+    draining.offer(frame(1));
+    draining.offer(frame(1));
+    draining.close(CloseCodes.GOING_AWAY, "draining", true);
+    draining.close(CloseCodes.TOPIC_MOVED, "moved", true);
+    assertEquals(CloseCodes.GOING_AWAY, draining.closeCode(), "a graceful close does not overtake another");
+    draining.close(CloseCodes.BOOKING_DENIED, "denied", false);
+    assertEquals(CloseCodes.BOOKING_DENIED, draining.closeCode());
+    assertClose(CloseCodes.BOOKING_DENIED, draining.poll()); // the denied reader gets no more of what the drain was flushing
+    assertNull(draining.poll());
+    assertEquals(0, draining.dropped(), "a close at once discards, as it does on its own, without counting drops");
+
+    OutboundQueue denied = new OutboundQueue(10, 1 << 20);
+    denied.close(CloseCodes.BOOKING_DENIED, "denied", false);
+    denied.close(CloseCodes.GOING_AWAY, "draining", true);
+    denied.close(CloseCodes.PROTOCOL_ERROR, "protocol error", false);
+    assertEquals(CloseCodes.BOOKING_DENIED, denied.closeCode(), "the first close at once wins");
+    assertClose(CloseCodes.BOOKING_DENIED, denied.poll());
+
+    OutboundQueue sent = new OutboundQueue(10, 1 << 20);
+    sent.close(CloseCodes.GOING_AWAY, "draining", true);
+    assertClose(CloseCodes.GOING_AWAY, sent.poll());
+    sent.close(CloseCodes.BOOKING_DENIED, "denied", false);
+    assertEquals(CloseCodes.GOING_AWAY, sent.closeCode(), "a close frame already sent is not overtaken");
+    assertNull(sent.poll());
+  }
+
+  /** {@code frame} is a close frame with {@code code}. */
+  private static void assertClose(int code, Frame frame) {
+    assertTrue(frame != null && frame.opcode() == WsFrames.CLOSE, "a close frame");
+    assertEquals(code, frame.payload().getUnsignedShort(0), "its code");
   }
 
   @Test
@@ -96,7 +128,7 @@ class OutboundQueueTest {
     AtomicInteger wakeups = new AtomicInteger();
     queue.attach(wakeups::incrementAndGet);
     queue.offer(frame(1));
-    queue.close(WsFrames.close(CloseCodes.GOING_AWAY, "draining"), true);
+    queue.close(CloseCodes.GOING_AWAY, "draining", true);
     assertEquals(2, wakeups.get(), "woken for the close even though frames were already pending");
   }
 
