@@ -98,7 +98,6 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
    *
    * @param route the access API's sealed route
    * @param codes code requests answered without the route tree, or null for none
-   * @param cors the CORS headers of the answers the port makes itself
    */
   static void install(
       ChannelPipeline pipeline,

@@ -28,9 +28,7 @@ final class Json {
 
   static HttpResponse error(int status, String message) {
     HttpResponse response = response(status, Map.of("code", status, "message", message));
-    return status == 503
-        ? response.addHeader(RawHeader.create("Retry-After", String.valueOf(RETRY_AFTER_SECONDS)))
-        : response;
+    return status == 503 ? response.addHeader(RawHeader.create("Retry-After", String.valueOf(RETRY_AFTER_SECONDS))) : response;
   }
 
   static HttpResponse response(int status, Object body) {

@@ -21,6 +21,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.relay.http.log.WarningLimiter;
 import java.net.InetSocketAddress;
@@ -88,11 +89,8 @@ public final class ClientPorts {
     group = new MultiThreadIoEventLoopGroup(settings.eventLoops(), epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
     serverChannel = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     loops = StreamSupport.stream(group.spliterator(), false).map(EventLoop.class::cast).toArray(EventLoop[]::new);
-    LOG.info(
-        "client ports on Netty's {} transport, {} event loops, at most {} connections",
-        epoll ? "epoll" : "nio",
-        settings.eventLoops(),
-        settings.maxConnections());
+    LOG.info("client ports on Netty's {} transport, {} event loops, at most {} connections",
+        epoll ? "epoll" : "nio", settings.eventLoops(), settings.maxConnections());
   }
 
   /** The event loop that serves the connections of {@code key} (a topic): always the same one. */
@@ -141,7 +139,11 @@ public final class ClientPorts {
                       return;
                     }
                     ChannelPipeline pipeline = channel.pipeline();
-                    tls.ifPresent(context -> pipeline.addLast("tls", context.newHandler(channel.alloc())));
+                    if (tls.isPresent()) { // the header timeout is the handshake's: Netty's own (10 s) would end it unreset and uncounted
+                      SslHandler handshake = tls.get().newHandler(channel.alloc());
+                      handshake.setHandshakeTimeoutMillis(0);
+                      pipeline.addLast("tls", handshake);
+                    }
                     pipeline.addLast(HeadTimeout.NAME, new HeadTimeout(settings.headerTimeout().toNanos(), counters));
                     http.accept(pipeline);
                     if (unbound) { // accepted before the ports closed, set up after unbind told the open ones
