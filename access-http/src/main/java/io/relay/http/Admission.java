@@ -129,7 +129,8 @@ final class Admission {
       metrics.codesRefused.labelValues("denied").inc();
       throw new ApiException(403, "booking denied");
     }
-    Instant expiresAt = Instant.ofEpochSecond(grant.tokenExpiresAt());
+    // the token's clock skew allowance, as the access API gave it: the connection lasts until its end
+    Instant expiresAt = Instant.ofEpochSecond(grant.tokenExpiresAt()).plus(settings.tokenLeeway());
     if (!expiresAt.isAfter(Instant.now())) {
       throw refused("token_expired", "token expired");
     }
