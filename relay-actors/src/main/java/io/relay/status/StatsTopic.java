@@ -108,7 +108,7 @@ public final class StatsTopic implements SpecialTopics {
   private Behavior<Message> published(ActorContext<Message> context, Room room, Gathered gathered, boolean again) {
     WsFrames.Frame frame = WsFrames.frame(WsFrames.TEXT, StatsFrames.render(gathered.gathered().reports()));
     for (Connection reader : room.readers()) {
-      reader.outbound().offer(frame);
+      metrics.framesDropped.inc(reader.outbound().offer(frame));
     }
     return again ? gather(context, room, false) : idle(context, room);
   }

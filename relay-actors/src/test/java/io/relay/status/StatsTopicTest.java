@@ -8,6 +8,7 @@ import com.typesafe.config.ConfigFactory;
 import io.relay.RelaySettings;
 import io.relay.memory.MemoryBudget;
 import io.relay.metrics.RelayMetrics;
+import io.relay.testing.Await;
 import io.relay.testing.TestClusterConfig;
 import io.relay.topic.Connection;
 import io.relay.topic.OutboundQueue;
@@ -37,6 +38,7 @@ class StatsTopicTest {
   private static final Duration WAIT = Duration.ofSeconds(5);
 
   private final TestProbe<ClusterStatus.Gather> clusterStatus = KIT.createTestProbe();
+  private final RelayMetrics metrics = new RelayMetrics();
 
   @AfterAll
   static void stop() {
@@ -46,7 +48,7 @@ class StatsTopicTest {
   private StatsTopic stats(String every) {
     RelaySettings settings =
         RelaySettings.create(ConfigFactory.parseMap(Map.of("relay.stats-every", every)).withFallback(KIT.system().settings().config()));
-    return new StatsTopic(clusterStatus.ref(), settings, new RelayMetrics(), MemoryBudget.unlimited());
+    return new StatsTopic(clusterStatus.ref(), settings, metrics, MemoryBudget.unlimited());
   }
 
   /** The room a topic actor of {@code topic} would get, asked for from inside an actor as a topic actor does. */
@@ -62,9 +64,13 @@ class StatsTopicTest {
   }
 
   private static Connection connection(long id, String... scopes) {
+    return connection(id, 64, scopes);
+  }
+
+  private static Connection connection(long id, int queued, String... scopes) {
     Connection.Grant grant =
         new Connection.Grant("stats", "booking-" + id, List.of(scopes), Instant.now(), Instant.now().plusSeconds(3600), "127.0.0.1", "test");
-    return new Connection(id, grant, new OutboundQueue(64, 1 << 20));
+    return new Connection(id, grant, new OutboundQueue(queued, 1 << 20));
   }
 
   private static WsFrames.Frame text(String text) {
@@ -128,5 +134,16 @@ class StatsTopicTest {
     answerNextGathering();
     assertNotNull(nextFrame(reader), "the requests made during the first gathering are served by one more");
     clusterStatus.expectNoMessage(Duration.ofMillis(200));
+  }
+
+  @Test
+  void aReportAReaderHasNoRoomForDropsItsOldestAndIsCountedAsDropped() throws Exception {
+    Room room = room(stats("200ms"), "stats");
+    Connection slow = connection(4, 1, "read");
+    room.setReaders(new Connection[] {slow});
+    answerNextGathering();
+    answerNextGathering();
+    Await.until("the older report is dropped and counted", WAIT, () -> metrics.framesDropped.get() == 1.0);
+    assertNotNull(slow.outbound().poll(), "the newest report is kept");
   }
 }
