@@ -419,6 +419,25 @@ class ConnectionHandlerTest {
     channel.finishAndReleaseAll();
   }
 
+  @Test
+  void aClientWhoseChannelIsFullGetsOnlyTheNewestPongFirstOnceItHasRoom() {
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel channel = channel(reader);
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, false);
+    for (byte ping = 1; ping <= 3; ping++) {
+      channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.PING, true, new byte[] {ping}).bytes()));
+    }
+    assertNull(channel.readOutbound(), "no pong while the channel has no room");
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, true);
+    channel.runPendingTasks();
+    ByteBuf pong = channel.readOutbound();
+    assertNotNull(pong, "a pong once the channel has room");
+    assertEquals(0x80 | WsFrames.PONG, pong.getUnsignedByte(0));
+    assertArrayEquals(new byte[] {3}, payloadOf(pong), "the pong answers the newest ping");
+    assertNull(channel.readOutbound(), "one pong: the older pings' are not kept");
+    channel.finishAndReleaseAll();
+  }
+
   /** The pings a client answered and the other frames it took. */
   private record Taken(int pings, int others) {}
 
