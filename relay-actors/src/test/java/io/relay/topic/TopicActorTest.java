@@ -75,11 +75,16 @@ class TopicActorTest {
     TestConnections.Client denied = join(topic, TestConnections.connection("deny", "cancelled", "read", "write"));
     TestConnections.Client kept = join(topic, TestConnections.connection("deny", "kept", "read", "write"));
     TestConnections.Client third = join(topic, TestConnections.connection("deny", "third", "read"));
+    double closed4003 = CONNECTIONS.metrics.connectionsClosed.labelValues("4003").get();
     topic.tell(new TopicActor.CloseBooking("cancelled"));
     assertEquals(CloseCodes.BOOKING_DENIED, denied.nextCloseCode());
     kept.sendText("still here");
     assertEquals("still here", third.nextText(), "the other bookings' connections still relay");
     assertTrue(denied.silentFor(Duration.ofMillis(200)), "nothing reaches the denied connection after its close");
+    denied.vanish(); // its client goes, as the close asks
+    Await.until(
+        "the denied connection is counted under 4003", TestConnections.WAIT,
+        () -> CONNECTIONS.metrics.connectionsClosed.labelValues("4003").get() == closed4003 + 1);
   }
 
   @Test
@@ -122,9 +127,14 @@ class TopicActorTest {
   @Test
   void aConnectionWhoseTokenExpiresClosesWith4000() throws Exception {
     ActorRef<TopicActor.Command> topic = topic("expiry");
+    double closed4000 = CONNECTIONS.metrics.connectionsClosed.labelValues("4000").get();
     TestConnections.Client expiring =
         join(topic, TestConnections.connection("expiry", "b", Instant.now().plusMillis(500), "read"));
     assertEquals(CloseCodes.TOKEN_EXPIRED, expiring.nextCloseCode());
+    expiring.vanish();
+    Await.until(
+        "the expired connection is counted under 4000", TestConnections.WAIT,
+        () -> CONNECTIONS.metrics.connectionsClosed.labelValues("4000").get() == closed4000 + 1);
   }
 
   @Test
