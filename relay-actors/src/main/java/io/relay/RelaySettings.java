@@ -24,6 +24,8 @@ import java.time.Duration;
  * @param drainSpread how long a draining node takes to close all its connections with 1001
  * @param statusTimeout how long a cluster-wide status waits for each node's reports
  * @param statsEvery how often participants of the stats topic receive the cluster's reports
+ * @param tokenLeeway clock skew tolerated on a token's {@code exp}: a connection closes with 4000
+ *     this long after it
  * @param memoryBudget the bytes of queued frames and partly received messages the node holds at
  *     most before it sheds the connections holding the most
  */
@@ -44,6 +46,7 @@ public record RelaySettings(
     Duration drainSpread,
     Duration statusTimeout,
     Duration statsEvery,
+    Duration tokenLeeway,
     long memoryBudget) {
 
   /**
@@ -102,6 +105,7 @@ public record RelaySettings(
         r.duration("relay.drain-spread"),
         r.duration("relay.status-timeout"),
         r.duration("relay.stats-every"),
+        r.duration("relay.token-leeway"),
         memoryBudget(r, Runtime.getRuntime().maxMemory()));
   }
 

@@ -129,9 +129,8 @@ final class Admission {
       metrics.codesRefused.labelValues("denied").inc();
       throw new ApiException(403, "booking denied");
     }
-    // the token's clock skew allowance, as the access API gave it: the connection lasts until its end
-    Instant expiresAt = Instant.ofEpochSecond(grant.tokenExpiresAt()).plus(settings.tokenLeeway());
-    if (!expiresAt.isAfter(Instant.now())) {
+    Instant expiresAt = Instant.ofEpochSecond(grant.tokenExpiresAt());
+    if (!expiresAt.plus(settings.tokenLeeway()).isAfter(Instant.now())) { // the skew allowance the access API gave it
       throw refused("token_expired", "token expired");
     }
     Connection connection = connection(grant, expiresAt, userAgent, remoteAddress);

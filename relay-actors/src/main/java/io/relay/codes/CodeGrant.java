@@ -11,7 +11,8 @@ import java.util.List;
  * @param topic the topic the code is for
  * @param scopes the token's scopes
  * @param bookingId the token's booking id, or empty
- * @param tokenExpiresAt the token's {@code exp}, epoch seconds: the connection closes with 4000 then
+ * @param tokenExpiresAt the token's {@code exp}, epoch seconds: the connection closes with 4000
+ *     then, and {@code relay.token-leeway} after it
  * @param codeExpiresAt when the code itself lapses, epoch milliseconds
  */
 public record CodeGrant(

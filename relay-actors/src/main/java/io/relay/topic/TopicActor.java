@@ -152,7 +152,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     shared.metrics().connectionsOpened.inc();
     Connection.Grant grant = connection.grant();
     logEntry(connection).log("connection opened");
-    timers.startSingleTimer(new Expire(connection.id()), untilExpiryCheck(Instant.now(), grant.expiresAt()));
+    timers.startSingleTimer(new Expire(connection.id()), untilExpiryCheck(Instant.now(), closesAt(grant)));
     timers.startSingleTimer(
         new AttachDeadline(connection.id()), shared.settings().attachTimeout());
     replyTo.tell(new Joined(new ConnectionHandler(connection, shared.settings(), shared.metrics(), shared.budget())));
@@ -218,12 +218,17 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
       return this;
     }
     Instant now = Instant.now();
-    if (now.isBefore(connection.grant().expiresAt())) {
-      timers.startSingleTimer(expire, untilExpiryCheck(now, connection.grant().expiresAt()));
+    if (now.isBefore(closesAt(connection.grant()))) {
+      timers.startSingleTimer(expire, untilExpiryCheck(now, closesAt(connection.grant())));
     } else {
       connection.close(CloseCodes.TOKEN_EXPIRED, "token expired");
     }
     return this;
+  }
+
+  /** When a connection closes with 4000: its token's {@code exp} and the clock skew allowance after it. */
+  private Instant closesAt(Connection.Grant grant) {
+    return grant.expiresAt().plus(shared.settings().tokenLeeway());
   }
 
   /**

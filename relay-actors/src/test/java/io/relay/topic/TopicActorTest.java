@@ -1,6 +1,7 @@
 package io.relay.topic;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.testing.Await;
@@ -21,7 +22,9 @@ import org.junit.jupiter.api.Test;
  * the node draining).
  */
 class TopicActorTest {
-  private static final ActorTestKit KIT = ActorTestKit.create("topic-actor", TestClusterConfig.with(Map.of("relay.attach-timeout", "1s")));
+  private static final Duration LEEWAY = Duration.ofSeconds(1);
+  private static final ActorTestKit KIT =
+      ActorTestKit.create("topic-actor", TestClusterConfig.with(Map.of("relay.attach-timeout", "1s", "relay.token-leeway", LEEWAY.toMillis() + "ms")));
   private static final TestConnections CONNECTIONS = new TestConnections(KIT, "test-node");
 
   private final TestProbe<TopicRegistry.Command> registry = KIT.createTestProbe();
@@ -125,12 +128,13 @@ class TopicActorTest {
   }
 
   @Test
-  void aConnectionWhoseTokenExpiresClosesWith4000() throws Exception {
+  void aConnectionWhoseTokenExpiresClosesWith4000OnceTheClockSkewAllowanceHasPassed() throws Exception {
     ActorRef<TopicActor.Command> topic = topic("expiry");
     double closed4000 = CONNECTIONS.metrics.connectionsClosed.labelValues("4000").get();
-    TestConnections.Client expiring =
-        join(topic, TestConnections.connection("expiry", "b", Instant.now().plusMillis(500), "read"));
+    Instant expiry = Instant.now().plusMillis(500);
+    TestConnections.Client expiring = join(topic, TestConnections.connection("expiry", "b", expiry, "read"));
     assertEquals(CloseCodes.TOKEN_EXPIRED, expiring.nextCloseCode());
+    assertFalse(Instant.now().isBefore(expiry.plus(LEEWAY)), "closed once the allowance after the token's exp was over, not before");
     expiring.vanish();
     Await.until(
         "the expired connection is counted under 4000", TestConnections.WAIT,
