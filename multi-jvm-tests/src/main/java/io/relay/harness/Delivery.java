@@ -21,9 +21,10 @@ import java.util.concurrent.TimeUnit;
  * its connections closing to its next connection opening, each opened earlier by the time a frame
  * was in flight then, to cover frames already on their way when the server closed the topic (a
  * client learns of a close a frame's journey after the server made it). That time is {@code
- * allowance}, or longer when the topic's readers took longer to receive frames in the second
- * before the close: on a machine whose cores a starting JVM takes, a client notices a close
- * hundreds of milliseconds late, and the frames it received just before show it. A connection closed because its topic moved (4001) was
+ * allowance}, or longer when the topic's readers took longer to receive frames from a second
+ * before the close until it (up to {@link #LONGEST_IN_FLIGHT}): on a machine whose cores a
+ * starting JVM takes, a client notices a close hundreds of milliseconds late, and the frames it
+ * received just before show it. A connection closed because its topic moved (4001) was
  * split from the topic from the moment the new owner accepted the connection that claimed it:
  * frames sent on the old node then cannot reach readers already on the new one. Its window
  * therefore opens at the earliest connection another participant of the topic opened while it
@@ -37,6 +38,12 @@ import java.util.concurrent.TimeUnit;
  * topic.
  */
 public final class Delivery {
+  /**
+   * The most a frame is taken to have been in flight, however long frames took: a reader whose
+   * frames waited seconds in its queue on the server must not excuse other readers' losses.
+   */
+  static final Duration LONGEST_IN_FLIGHT = Duration.ofSeconds(1);
+
   private Delivery() {}
 
   /** What the users of all topics saw. */
@@ -131,7 +138,7 @@ public final class Delivery {
                 problems.add(
                     reader.name + " never received " + frame[0] + " sent outside any reconnect window, "
                         + (end - at) / 1_000_000 + " ms before the analysis, while frames took up to "
-                        + inFlight(arrivals, at, at + TimeUnit.SECONDS.toNanos(1), Duration.ZERO) / 1_000_000 + " ms"
+                        + longestTook(arrivals, at - TimeUnit.SECONDS.toNanos(1), at + TimeUnit.SECONDS.toNanos(1)) / 1_000_000 + " ms"
                         + history(reader, end) + "; writer" + history(topic.writer, end));
               }
             }
@@ -170,12 +177,18 @@ public final class Delivery {
   /**
    * How long before {@code split} a frame could have been sent and still been on its way: {@code
    * allowance}, or the longest a reader of the topic took to receive a frame from {@code split}'s
-   * second before until {@code closed}, in nanoseconds. {@code arrivals} holds the topic's
-   * received frames as (received at, took), in the order received.
+   * second before until {@code closed}, at most {@link #LONGEST_IN_FLIGHT}; in nanoseconds.
    */
   private static long inFlight(List<long[]> arrivals, long split, long closed, Duration allowance) {
-    long longest = allowance.toNanos();
-    long from = split - TimeUnit.SECONDS.toNanos(1);
+    long took = longestTook(arrivals, split - TimeUnit.SECONDS.toNanos(1), closed);
+    return Math.max(allowance.toNanos(), Math.min(took, LONGEST_IN_FLIGHT.toNanos()));
+  }
+
+  /**
+   * The longest a frame received from {@code from} to {@code to} took, in nanoseconds; {@code
+   * arrivals} holds the topic's received frames as (received at, took), in the order received.
+   */
+  private static long longestTook(List<long[]> arrivals, long from, long to) {
     int low = 0;
     int high = arrivals.size();
     while (low < high) {
@@ -186,7 +199,8 @@ public final class Delivery {
         high = middle;
       }
     }
-    for (int i = low; i < arrivals.size() && arrivals.get(i)[0] <= closed; i++) {
+    long longest = 0;
+    for (int i = low; i < arrivals.size() && arrivals.get(i)[0] <= to; i++) {
       longest = Math.max(longest, arrivals.get(i)[1]);
     }
     return longest;
