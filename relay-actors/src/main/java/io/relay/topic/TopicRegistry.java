@@ -301,13 +301,13 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     context.getLog().error("the actor of topic {} failed; closing its connections here with 1011", topic);
     for (Connection orphan : shared.directory().connections()) {
       if (actor.equals(orphan.topicActor())) {
-        // counted as it ended or will end: by the client, with a close of the topic's, or with 1011
-        int earlier = orphan.closeCode();
-        boolean ended = orphan.outbound().isDisposed();
+        // counted as it ended or will end: by the client, or with the close it is sent (a close of the
+        // topic's already sent, or 1011, which overtakes one still flushing)
         orphan.close(CloseCodes.INTERNAL_ERROR, "internal error");
         shared.directory().remove(orphan);
-        String code = earlier != 0 ? String.valueOf(earlier) : ended ? "client" : String.valueOf(CloseCodes.INTERNAL_ERROR);
-        shared.metrics().connectionsClosed.labelValues(code).inc();
+        int code = orphan.closeCode();
+        String label = code != 0 ? String.valueOf(code) : "client";
+        shared.metrics().connectionsClosed.labelValues(label).inc();
       }
     }
     return this;

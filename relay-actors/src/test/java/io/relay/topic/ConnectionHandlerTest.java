@@ -259,6 +259,31 @@ class ConnectionHandlerTest {
   }
 
   @Test
+  void aReaderDeniedWhileADrainLetsWhatIsQueuedGoFirstGets4003NextAndNoneOfIt() {
+    EmbeddedChannel[] channels = writerAndReader();
+    EmbeddedChannel writerChannel = channels[0];
+    EmbeddedChannel readerChannel = channels[1];
+    Connection reader = room.readers()[1];
+    readerChannel.unsafe().outboundBuffer().setUserDefinedWritability(1, false); // a client slow to read
+    writerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.BINARY, true, payload(1_000, 1)).frame(WsFrames.BINARY, true, payload(1_000, 2)).bytes()));
+    reader.close(CloseCodes.GOING_AWAY, "node draining"); // lets the two queued messages go first
+    readerChannel.runPendingTasks();
+    reader.close(CloseCodes.BOOKING_DENIED, "booking denied"); // its booking is cancelled meanwhile
+    readerChannel.unsafe().outboundBuffer().setUserDefinedWritability(1, true);
+    readerChannel.runPendingTasks();
+    ByteBuf close = readerChannel.readOutbound();
+    assertNotNull(close, "a close frame once the channel has room");
+    assertEquals(0x80 | WsFrames.CLOSE, close.getUnsignedByte(0), "the close goes first: none of what the drain was letting go");
+    assertEquals(CloseCodes.BOOKING_DENIED, close.getUnsignedShort(2));
+    close.release();
+    assertNull(readerChannel.readOutbound(), "nothing after the close");
+    assertEquals(CloseCodes.BOOKING_DENIED, reader.closeCode(), "the connection is counted with the code it was sent");
+    assertEquals(0, budget.used(), "nothing is held for it");
+    readerChannel.finishAndReleaseAll();
+    writerChannel.finishAndReleaseAll();
+  }
+
+  @Test
   void aWriterWhoseMessageTheBudgetHasNoRoomForIsClosedWith1013AndCountedAsShed() {
     MemoryBudget small = new MemoryBudget(50_000, (holder, held) -> {});
     Connection writer = TestConnections.connection("t", "w", "read", "write");
