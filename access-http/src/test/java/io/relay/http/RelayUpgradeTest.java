@@ -137,6 +137,23 @@ class RelayUpgradeTest {
   }
 
   /**
+   * A code whose issuer did not confirm its claim in time (the issuer cut off from this node) is
+   * answered 503 with {@code Retry-After}: the client asks for a new code, which this side issues.
+   */
+  @Test
+  void aCodeItsIssuerDidNotConfirmInTimeGets503WithRetryAfterAndIsCounted() throws Exception {
+    try (RelayPort port = new RelayPort(false);
+        Socket client = new Socket(port.address.getAddress(), port.address.getPort())) {
+      client.setSoTimeout(10_000);
+      client.getOutputStream().write(HEAD.getBytes(StandardCharsets.US_ASCII));
+      port.codes.expectMessageClass(CodeStore.Redeem.class, Duration.ofSeconds(10)).replyTo().tell(new CodeStore.Rejected(CodeStore.Reason.UNAVAILABLE));
+      String answer = new String(client.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+      assertTrue(answer.startsWith("HTTP/1.1 503 ") && answer.contains("\r\nRetry-After: 1\r\n"), "503 with Retry-After; it got: " + answer);
+      assertEquals(1.0, port.metrics.codesRefused.labelValues("unavailable").get(), "counted as unavailable");
+    }
+  }
+
+  /**
    * A client that stops partway through its head's fields is reset at the header timeout, counted
    * there, and not counted or logged as a malformed request.
    */
@@ -190,6 +207,7 @@ class RelayUpgradeTest {
   private final class RelayPort implements AutoCloseable {
     final TestProbe<CodeStore.Command> codes = kit.createTestProbe();
     final AdmissionGate gate = new AdmissionGate(8, () -> {});
+    final RelayMetrics metrics = new RelayMetrics();
     final ClientPorts ports;
     final InetSocketAddress address;
 
@@ -204,7 +222,7 @@ class RelayUpgradeTest {
       Admission admission =
           new Admission(
               settings, RelaySettings.create(config), codes.ref(), booking -> DenyList.Verdict.ALLOWED, () -> true,
-              registry, new RelayMetrics(), kit.system(), () -> false, errors);
+              registry, metrics, kit.system(), () -> false, errors);
       ports = new ClientPorts(PortSettings.create(config), errors);
       address =
           ports.bind(
