@@ -77,10 +77,7 @@ class OutboundQueueTest {
 
   @Test
   void aGracefulCloseGivenUpDropsWhatIsQueuedCountedAndTheCloseGoesNext() {
-    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
-    queue.offer(frame(1));
-    queue.offer(frame(1));
-    queue.close(CloseCodes.GOING_AWAY, "draining", true);
+    OutboundQueue queue = drainingWithTwoQueued();
     assertEquals(2, queue.discardPending(), "the two frames not sent within the close timeout");
     assertEquals(2, queue.dropped(), "counted as dropped");
     assertClose(CloseCodes.GOING_AWAY, queue.poll());
@@ -89,10 +86,7 @@ class OutboundQueueTest {
 
   @Test
   void aCloseAtOnceOvertakesAGracefulOneStillDeliveringAndOnlyThat() {
-    OutboundQueue draining = new OutboundQueue(10, 1 << 20);
-    draining.offer(frame(1));
-    draining.offer(frame(1));
-    draining.close(CloseCodes.GOING_AWAY, "draining", true);
+    OutboundQueue draining = drainingWithTwoQueued();
     draining.close(CloseCodes.TOPIC_MOVED, "moved", true);
     assertEquals(CloseCodes.GOING_AWAY, draining.closeCode(), "a graceful close does not overtake another");
     draining.close(CloseCodes.BOOKING_DENIED, "denied", false);
@@ -114,6 +108,15 @@ class OutboundQueueTest {
     sent.close(CloseCodes.BOOKING_DENIED, "denied", false);
     assertEquals(CloseCodes.GOING_AWAY, sent.closeCode(), "a close frame already sent is not overtaken");
     assertNull(sent.poll());
+  }
+
+  /** A queue of two frames asked to close gracefully (1001), the frames not sent yet. */
+  private static OutboundQueue drainingWithTwoQueued() {
+    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    queue.offer(frame(1));
+    queue.offer(frame(1));
+    queue.close(CloseCodes.GOING_AWAY, "draining", true);
+    return queue;
   }
 
   /** {@code frame} is a close frame with {@code code}. */
