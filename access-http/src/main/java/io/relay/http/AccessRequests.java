@@ -179,7 +179,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       }
       keepAlive = HttpUtil.isKeepAlive(request);
       http10 = !request.protocolVersion().isKeepAliveDefault();
-      answer = answer(request);
+      answer = answer(request, origin);
     } finally {
       request.release();
     }
@@ -193,8 +193,8 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
         ctx.executor());
   }
 
-  /** The route's answer to {@code request} (or, for a code request, {@link CodeRequests}'), as Netty writes it. */
-  private CompletionStage<FullHttpResponse> answer(FullHttpRequest request) {
+  /** The route's answer to {@code request} from {@code origin} (a code request's: {@link CodeRequests}'), as Netty writes it. */
+  private CompletionStage<FullHttpResponse> answer(FullHttpRequest request, String origin) {
     try {
       CompletionStage<HttpResponse> code = codes == null ? null : codes.answer(request);
       if (code != null) {
@@ -202,13 +202,13 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       }
       Optional<HttpMethod> method = HttpMethods.lookup(request.method().name());
       if (method.isEmpty()) {
-        return CompletableFuture.completedFuture(error(501, "HTTP method not implemented", request.headers().get(HttpHeaderNames.ORIGIN)));
+        return CompletableFuture.completedFuture(error(501, "HTTP method not implemented", origin));
       }
       HttpRequest pekko;
       try {
         pekko = toPekko(request, method.get());
       } catch (RuntimeException e) {
-        return CompletableFuture.completedFuture(error(400, "malformed request", request.headers().get(HttpHeaderNames.ORIGIN)));
+        return CompletableFuture.completedFuture(error(400, "malformed request", origin));
       }
       return route.apply(pekko).thenComposeAsync(this::toNetty, Runnable::run);
     } catch (Exception e) {
