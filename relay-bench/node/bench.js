@@ -11,7 +11,7 @@
 //
 //   node relay-bench/node/bench.js --target relay --workload W1 --access http://127.0.0.1:3000
 //   node relay-bench/node/bench.js --target nchan --label nchan-1w --workload W3 --nchan http://127.0.0.1:8090
-//   node relay-bench/node/bench.js --check     (prints the versions of Node.js and ws, or why ws is missing)
+//   node relay-bench/node/bench.js --check     (prints the versions of Node.js and ws and what masks, or why ws is missing)
 
 const { fork } = require('child_process');
 const fs = require('fs');
@@ -102,9 +102,14 @@ function plan(w, size) {
   return conns;
 }
 
+/** Node.js, ws and ws's masking, as a run records them. */
+function describe(ws) {
+  return `node ${process.version}, ws ${ws.version}, masking ${ws.masking}`;
+}
+
 async function main() {
   if (process.argv[2] === '--check') {
-    console.log(`node ${process.version}, ws ${loadWs().version}`);
+    console.log(describe(loadWs()));
     return;
   }
   const o = options(process.argv.slice(2));
@@ -159,7 +164,7 @@ async function main() {
 
   try {
     const result = { target: o.target, label: o.label || o.target, workload: w.name, transport: 'ws', generator: 'node-ws' };
-    result.generatorVersions = `node ${process.version}, ws ${loadWs().version}, 2 processes`;
+    result.generatorVersions = `${describe(loadWs())}, 2 processes`;
     const conns = plan(w, w.size);
     const t0 = process.hrtime.bigint();
     // readers before writers, so that every message sent has its readers; chat's participants at once

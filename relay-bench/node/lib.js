@@ -14,21 +14,38 @@ const HEAD = 20;
 const DEV_SECRET = 'relay-development-secret-do-not-use-in-production';
 
 /**
- * The ws library and its version: from Node's own module paths (npm, or Debian's nodejs, which
- * searches /usr/share/nodejs), else from where Debian's node-ws puts it, for a Node.js that does
- * not search there (NodeSource's).
+ * The ws library, its version and what masks and unmasks its frames: from Node's own module paths
+ * (this directory's node_modules after `npm ci`, or Debian's nodejs, which searches
+ * /usr/share/nodejs), else from where Debian's node-ws puts it, for a Node.js that does not search
+ * there (NodeSource's). ws masks in native code when it finds bufferutil beside it (as ws's
+ * README recommends for speed), in JavaScript otherwise.
  */
 function loadWs() {
   for (const id of ['ws', '/usr/share/nodejs/ws']) {
     try {
       const main = require.resolve(id);
       const pkg = JSON.parse(fs.readFileSync(path.join(path.dirname(main), 'package.json'), 'utf8'));
-      return { WebSocket: require(main), version: pkg.version };
+      return { WebSocket: require(main), version: pkg.version, masking: masking(path.dirname(main)) };
     } catch (e) {
       if (e.code !== 'MODULE_NOT_FOUND') throw e;
     }
   }
   throw new Error('the ws library is missing: apt-get install node-ws (Debian, into /usr/share/nodejs), or npm install ws');
+}
+
+/** How ws at `wsDir` masks: "bufferutil <version>" where it loads bufferutil's native binary, else why JavaScript does it. */
+function masking(wsDir) {
+  if (process.env.WS_NO_BUFFER_UTIL) return 'in JavaScript (WS_NO_BUFFER_UTIL)';
+  let main;
+  try {
+    main = require.resolve('bufferutil', { paths: [wsDir] });
+  } catch (e) {
+    return 'in JavaScript (no bufferutil)';
+  }
+  const dir = path.dirname(main);
+  // bufferutil falls back to its own JavaScript when no binary loads for this platform
+  if (require(main) === require(path.join(dir, 'fallback.js'))) return 'in JavaScript (bufferutil without its native binary)';
+  return `bufferutil ${JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).version}`;
 }
 
 // A log-linear histogram of nanosecond latencies with the buckets of the Java generator's
