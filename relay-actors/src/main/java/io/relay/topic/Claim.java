@@ -7,7 +7,8 @@ import java.util.Comparator;
  * A node's claim to host a topic. Claims are totally ordered by stamp, then node address, so
  * every node agrees which of two claims is newer; the newest wins.
  *
- * @param stamp milliseconds, never below a stamp this node has seen for the topic plus one
+ * @param stamp milliseconds, above the stamp of the claim that last evicted this node from the
+ *     topic while the node remembers that eviction (see {@link ClaimBook})
  */
 public record Claim(String topic, String node, long stamp) implements CborSerializable {
   static final Comparator<Claim> ORDER =
