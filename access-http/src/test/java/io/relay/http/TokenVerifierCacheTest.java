@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The cache of verified tokens: a token presented again is accepted from memory until its {@code
  * exp}, when it is forgotten, and from then on verified in full (and refused once the leeway is over); what is not
- * exactly a verified token's text is never taken from it.
+ * exactly a verified token's text is never taken from it. And the leeway on {@code nbf} and {@code iat}.
  */
 class TokenVerifierCacheTest {
   private static final HttpSettings SETTINGS =
@@ -67,6 +67,28 @@ class TokenVerifierCacheTest {
     assertEquals(0, cached.get(), "at its exp the token is checked again (within the leeway it still passes)");
     String expired = token(realNow - 10);
     assertThrows(ApiException.class, () -> verifier.verify(Optional.of(expired)), "past exp and leeway: refused");
+  }
+
+  @Test
+  void aTokenWithinTheLeewayOfItsNbfOrIatIsTakenAndOneBeyondItIsRefusedSayingWhy() {
+    long realNow = Instant.now().getEpochSecond(); // the JWT library's clock
+    TokenVerifier verifier = verifier(100);
+    verifier.verify(Optional.of(dated(realNow + 3, realNow + 3)));
+    ApiException early = assertThrows(ApiException.class, () -> verifier.verify(Optional.of(dated(realNow + 30, null))));
+    assertEquals("401 token is not valid yet", early.status() + " " + early.getMessage());
+    ApiException ahead = assertThrows(ApiException.class, () -> verifier.verify(Optional.of(dated(null, realNow + 30))));
+    assertEquals("401 token is issued in the future", ahead.status() + " " + ahead.getMessage());
+    ApiException expired = assertThrows(ApiException.class, () -> verifier.verify(Optional.of(token(realNow - 10))));
+    assertEquals("401 token has expired", expired.status() + " " + expired.getMessage());
+  }
+
+  /** A token valid for an hour whose {@code nbf} and {@code iat} are these epoch seconds, or absent. */
+  private static String dated(Long notBefore, Long issuedAt) {
+    return Tokens.sign(
+        Tokens.session("lab", List.of("read"), "b1")
+            .notBeforeTime(notBefore == null ? null : new Date(notBefore * 1000))
+            .issueTime(issuedAt == null ? null : new Date(issuedAt * 1000))
+            .build());
   }
 
   @Test

@@ -40,7 +40,7 @@ public final class RelayMetrics {
           "relay_codes_refused",
           "Relay requests refused before the upgrade, by reason",
           "reason",
-          "missing", "unknown", "used", "expired", "wrong_topic", "token_expired", "denied", "unavailable");
+          "missing", "unknown", "used", "expired", "wrong_topic", "issuer_gone", "token_expired", "denied", "unavailable");
   public final Counter codeLookups =
       labelled(
           "relay_code_lookups",

@@ -57,6 +57,19 @@ class ClaimBookTest {
   }
 
   @Test
+  void aTopicThatGoesOnFlappingIsHeldDownForAtMostTheLongestHoldDown() {
+    ClaimBook node = new ClaimBook("pekko://relay@10.0.0.1:25520", HOLD_DOWN, Duration.ofSeconds(30), Duration.ofSeconds(60));
+    String other = "pekko://relay@10.0.0.2:25520";
+    long now = 0;
+    for (long expected : new long[] {5, 10, 20, 30, 30}) {
+      node.claim("lab", now);
+      node.judge(new Claim("lab", other, now + 1), now + 1);
+      assertEquals(Duration.ofSeconds(expected), node.holdDown("lab", now + 1).orElseThrow().period(), "the hold-down after an eviction at " + now + " ms");
+      now += expected * 1000 + 1000; // claimed again a second after the hold-down ends, within the flap window
+    }
+  }
+
+  @Test
   void aDigestOfOlderClaimsChangesNothing() {
     ClaimBook node = book("pekko://relay@10.0.0.2:25520");
     Claim ours = node.claim("lab", 5000);
