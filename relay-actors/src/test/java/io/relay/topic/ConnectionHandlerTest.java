@@ -189,7 +189,7 @@ class ConnectionHandlerTest {
     EmbeddedChannel readerChannel = channel(reader);
     room.setReaders(new Connection[] {writer, reader});
     // a client that sends but does not read: its channel takes nothing more, the close included
-    takesNothing(writerChannel, true);
+    writable(writerChannel, false);
     writer.close(CloseCodes.BOOKING_DENIED, "booking denied");
     writerChannel.runPendingTasks();
     assertNull(writerChannel.readOutbound(), "the close waits for room in the channel");
@@ -216,7 +216,7 @@ class ConnectionHandlerTest {
     EmbeddedChannel[] channels = writerAndReader();
     EmbeddedChannel writerChannel = channels[0];
     EmbeddedChannel readerChannel = channels[1];
-    takesNothing(readerChannel, true); // a client that stopped reading
+    writable(readerChannel, false); // a client that stopped reading
     double dropped = metrics.framesDropped.get();
     ClientFrames frames = new ClientFrames();
     for (int i = 0; i < 67; i++) {
@@ -224,7 +224,7 @@ class ConnectionHandlerTest {
     }
     writerChannel.writeInbound(Unpooled.wrappedBuffer(frames.bytes()));
     assertEquals(dropped + 3, metrics.framesDropped.get(), "67 messages for a queue of 64: the 3 oldest dropped and counted");
-    takesNothing(readerChannel, false); // it reads again
+    writable(readerChannel, true); // it reads again
     readerChannel.runPendingTasks();
     for (int i = 3; i < 67; i++) {
       assertArrayEquals(payload(100, i), payloadOf(readerChannel.readOutbound()), "message " + i + ", the newest 64 in order");
@@ -239,7 +239,7 @@ class ConnectionHandlerTest {
     EmbeddedChannel[] channels = writerAndReader();
     EmbeddedChannel writerChannel = channels[0];
     EmbeddedChannel readerChannel = channels[1];
-    takesNothing(readerChannel, true); // a client that stopped reading
+    writable(readerChannel, false); // a client that stopped reading
     writerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.BINARY, true, payload(1_000, 1)).frame(WsFrames.BINARY, true, payload(1_000, 2)).bytes()));
     double dropped = metrics.framesDropped.get();
     room.readers()[1].close(CloseCodes.GOING_AWAY, "node draining"); // lets the two queued messages go first
@@ -264,12 +264,12 @@ class ConnectionHandlerTest {
     EmbeddedChannel writerChannel = channels[0];
     EmbeddedChannel readerChannel = channels[1];
     Connection reader = room.readers()[1];
-    takesNothing(readerChannel, true); // a client slow to read
+    writable(readerChannel, false); // a client slow to read
     writerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.BINARY, true, payload(1_000, 1)).frame(WsFrames.BINARY, true, payload(1_000, 2)).bytes()));
     reader.close(CloseCodes.GOING_AWAY, "node draining"); // lets the two queued messages go first
     readerChannel.runPendingTasks();
     reader.close(CloseCodes.BOOKING_DENIED, "booking denied"); // its booking is cancelled meanwhile
-    takesNothing(readerChannel, false);
+    writable(readerChannel, true);
     readerChannel.runPendingTasks();
     ByteBuf close = readerChannel.readOutbound();
     assertNotNull(close, "a close frame once the channel has room");
@@ -449,7 +449,7 @@ class ConnectionHandlerTest {
       channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.PING, true, new byte[] {ping}).bytes()));
     }
     assertNull(channel.readOutbound(), "no pong while the channel has no room");
-    takesNothing(channel, false);
+    writable(channel, true);
     channel.runPendingTasks();
     ByteBuf pong = channel.readOutbound();
     assertNotNull(pong, "a pong once the channel has room");
@@ -462,13 +462,13 @@ class ConnectionHandlerTest {
   /** A reader's channel that takes nothing more, as a client's that stopped reading. */
   private EmbeddedChannel fullReader() {
     EmbeddedChannel channel = channel(TestConnections.connection("t", "r", "read"));
-    takesNothing(channel, true);
+    writable(channel, false);
     return channel;
   }
 
-  /** Makes {@code channel} take nothing more (unwritable, as when its client stops reading), or take again. */
-  private static void takesNothing(EmbeddedChannel channel, boolean nothing) {
-    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, !nothing);
+  /** Makes {@code channel} take more ({@code true}) or nothing more ({@code false}, as when its client stops reading). */
+  private static void writable(EmbeddedChannel channel, boolean takesMore) {
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, takesMore);
   }
 
   /** The pings a client answered and the other frames it took. */
