@@ -33,9 +33,14 @@ import java.util.concurrent.TimeUnit;
  * cut off at the kill: its window opens at the kill, again that much earlier. Frames sent
  * to a dead node cannot arrive, and how long its clients take to notice depends on how fast the
  * kernel tears the process down and the proxy and clients get the CPU (hundreds of milliseconds
- * with thousands of connections on a busy machine), not on the relay. A frame is owed to a
- * reader when it was sent while that reader was connected and outside every window of the
- * topic.
+ * with thousands of connections on a busy machine), not on the relay.
+ *
+ * <p>A stall that starts as the server closes a topic (a process on the path descheduled
+ * for a few hundred milliseconds) leaves no slow frame to measure it by: the frames it held up
+ * were the ones the close discarded. Those frames are recognised by their shape instead ({@link
+ * #tailBeforeClose}): what a close loses is the tail of what the writer sent before it, never a
+ * frame followed by frames that arrived. A frame is owed to a reader when it was sent while that
+ * reader was connected, outside every window of the topic, and not in such a tail.
  */
 public final class Delivery {
   /**
@@ -43,6 +48,9 @@ public final class Delivery {
    * frames waited seconds in its queue on the server must not excuse other readers' losses.
    */
   static final Duration LONGEST_IN_FLIGHT = Duration.ofSeconds(1);
+
+  /** The code a client reports for a connection that ended without a close frame (RFC 6455 section 7.1.5). */
+  private static final int NO_CLOSE_FRAME = 1006;
 
   private Delivery() {}
 
@@ -56,6 +64,7 @@ public final class Delivery {
       long outOfOrder,
       List<Long> windowsMillis,
       long longestInFlightMillis,
+      long longestTailBeforeCloseMillis,
       List<String> leftDisconnected,
       List<String> problems) {
 
@@ -79,8 +88,14 @@ public final class Delivery {
     long outOfOrder = 0;
     List<Long> windowsMillis = new ArrayList<>();
     long longestInFlight = 0;
+    long longestTail = 0;
     List<String> leftDisconnected = new ArrayList<>();
     List<String> problems = new ArrayList<>();
+    List<long[]> everyArrival = new ArrayList<>();
+    for (Traffic.Topic topic : topics) {
+      everyArrival.addAll(arrivals(topic, topic.sent()));
+    }
+    everyArrival.sort(Comparator.comparingLong(a -> a[0]));
     for (Traffic.Topic topic : topics) {
       List<long[]> sent = topic.sent();
       List<long[]> arrivals = arrivals(topic, sent);
@@ -109,6 +124,7 @@ public final class Delivery {
         }
       }
       sentTotal += sent.size();
+      Map<Participant, Set<Long>> gotBy = new HashMap<>();
       for (Participant reader : topic.readers) {
         for (String message : reader.foreign()) {
           foreign++;
@@ -127,27 +143,45 @@ public final class Delivery {
           }
           last = Math.max(last, r.seq());
         }
-        List<Participant.Connection> connections = reader.connections();
-        for (long[] frame : sent) {
+        gotBy.put(reader, got);
+      }
+      for (Participant reader : topic.readers) {
+        Set<Long> got = gotBy.get(reader);
+        for (int i = 0; i < sent.size(); i++) {
+          long[] frame = sent.get(i);
           long at = frame[1];
-          if (connectedAt(connections, at, end) && !inside(windows, at)) {
-            owed++;
-            if (!got.contains(frame[0])) {
-              lost++;
-              if (problems.size() < 20) {
-                problems.add(
-                    reader.name + " never received " + frame[0] + " sent outside any reconnect window, "
-                        + (end - at) / 1_000_000 + " ms before the analysis, while frames took up to "
-                        + longestTook(arrivals, at - TimeUnit.SECONDS.toNanos(1), at + TimeUnit.SECONDS.toNanos(1)) / 1_000_000 + " ms"
-                        + history(reader, end) + "; writer" + history(topic.writer, end));
-              }
+          Participant.Connection connection = connectionAt(reader.connections(), at);
+          if (connection == null) {
+            continue;
+          }
+          if (inside(windows, at)) {
+            continue;
+          }
+          boolean received = got.contains(frame[0]);
+          long tail = received ? -1 : tailBeforeClose(topic, sent, i, reader, gotBy);
+          if (tail >= 0) {
+            longestTail = Math.max(longestTail, tail);
+            continue;
+          }
+          owed++;
+          if (!received) {
+            lost++;
+            if (problems.size() < 20) {
+              problems.add(
+                  reader.name + " never received " + frame[0] + " sent outside any reconnect window and not on its way at a close, "
+                      + (end - at) / 1_000_000 + " ms before the analysis, while frames took up to "
+                      + longestTook(arrivals, at - TimeUnit.SECONDS.toNanos(1), at + TimeUnit.SECONDS.toNanos(1)) / 1_000_000 + " ms"
+                      + " (any topic's: " + longestTook(everyArrival, at - TimeUnit.SECONDS.toNanos(1), at + TimeUnit.SECONDS.toNanos(1)) / 1_000_000 + " ms)"
+                      + nextSent(sent, i) + nextReceived(reader, frame[0])
+                      + history(reader, end) + "; writer" + history(topic.writer, end));
             }
           }
         }
       }
     }
     return new Summary(
-        sentTotal, owed, lost, foreign, duplicates, outOfOrder, windowsMillis, longestInFlight / 1_000_000, leftDisconnected, problems);
+        sentTotal, owed, lost, foreign, duplicates, outOfOrder, windowsMillis, longestInFlight / 1_000_000, longestTail / 1_000_000,
+        leftDisconnected, problems);
   }
 
   /** When {@code closed}, a connection of {@code owner}, stopped reaching the rest of its topic. */
@@ -223,6 +257,21 @@ public final class Delivery {
     return arrivals;
   }
 
+  /** When the writer sent the frame after the {@code i}th of {@code sent}, for a problem report. */
+  private static String nextSent(List<long[]> sent, int i) {
+    return i + 1 < sent.size() ? "; the writer sent the next frame " + (sent.get(i + 1)[1] - sent.get(i)[1]) / 1_000_000 + " ms later" : "; the writer sent nothing after it";
+  }
+
+  /** The frame a reader received after missing {@code seq}, and when, for a problem report. */
+  private static String nextReceived(Participant reader, long seq) {
+    for (Participant.Received r : reader.received()) {
+      if (r.seq() > seq) {
+        return "; the reader's next frame was " + r.seq();
+      }
+    }
+    return "; the reader received nothing after it";
+  }
+
   /** A reader's connections and last frame, in ms before {@code end}, for a problem report. */
   private static String history(Participant reader, long end) {
     StringBuilder text = new StringBuilder(" (connections, ms before the analysis:");
@@ -238,13 +287,64 @@ public final class Delivery {
     return text.append(')').toString();
   }
 
-  private static boolean connectedAt(List<Participant.Connection> connections, long at, long end) {
-    for (Participant.Connection c : connections) {
-      if (c.openedAt() <= at && at <= (c.isOpen() ? end : c.closedAt())) {
-        return true;
+  /**
+   * How long before a close the server made {@code reader} missed frame {@code i} of {@code sent}
+   * because it was on its way then, in nanoseconds; -1 if that is not why. A close loses what is on its way at that moment and nothing sent
+   * before it, so what it loses is everything the writer sent from some frame until the close: at
+   * the reader's close, a tail of what that reader missed; at the writer's close (the server
+   * discards what a writer sends once it is closing it), a tail every reader connected then
+   * missed. A tail is taken as on its way for at most {@link #LONGEST_IN_FLIGHT}. Unlike a window,
+   * this needs no slow frame to show how long the journey took: a stall that starts with the close
+   * leaves no frame to show it. A frame missed among frames that arrived after it is no tail. A
+   * connection that ended without a close frame (a node killed) is not a close the server made:
+   * its frames are excused only by the window of the recorded kill.
+   */
+  private static long tailBeforeClose(Traffic.Topic topic, List<long[]> sent, int i, Participant reader, Map<Participant, Set<Long>> gotBy) {
+    long at = sent.get(i)[1];
+    Participant.Connection own = connectionAt(reader.connections(), at);
+    if (closedByServer(own) && missedUntil(sent, i, own.closedAt(), gotBy.get(reader))) {
+      return own.closedAt() - at;
+    }
+    Participant.Connection writer = connectionAt(topic.writer.connections(), at);
+    if (!closedByServer(writer)) {
+      return -1;
+    }
+    for (Participant other : topic.readers) {
+      if (connectionAt(other.connections(), at) != null && !missedUntil(sent, i, writer.closedAt(), gotBy.get(other))) {
+        return -1;
       }
     }
-    return false;
+    return writer.closedAt() - at;
+  }
+
+  private static boolean closedByServer(Participant.Connection c) {
+    return c != null && !c.isOpen() && c.closeCode() != NO_CLOSE_FRAME;
+  }
+
+  /**
+   * Whether {@code got} lacks every frame of {@code sent} from the {@code i}th until {@code close},
+   * which comes at most {@link #LONGEST_IN_FLIGHT} after it.
+   */
+  private static boolean missedUntil(List<long[]> sent, int i, long close, Set<Long> got) {
+    if (close - sent.get(i)[1] > LONGEST_IN_FLIGHT.toNanos()) {
+      return false;
+    }
+    for (int j = i; j < sent.size() && sent.get(j)[1] <= close; j++) {
+      if (got.contains(sent.get(j)[0])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The connection open at {@code at}, or null if none was. */
+  private static Participant.Connection connectionAt(List<Participant.Connection> connections, long at) {
+    for (Participant.Connection c : connections) {
+      if (c.openedAt() <= at && (c.isOpen() || at <= c.closedAt())) {
+        return c;
+      }
+    }
+    return null;
   }
 
   private static boolean inside(List<long[]> windows, long at) {

@@ -81,6 +81,7 @@ public final class Scenario {
     extra.put("out_of_order", summary.outOfOrder());
     extra.put("reconnects", summary.windowsMillis().size());
     extra.put("longest_in_flight_ms", summary.longestInFlightMillis());
+    extra.put("longest_tail_before_close_ms", summary.longestTailBeforeCloseMillis());
   }
 
   public void put(String key, Object value) {

@@ -113,6 +113,40 @@ class DeliveryTest {
   }
 
   @Test
+  void theTailOfFramesAReaderMissedBeforeTheServerClosedItIsExcusedWithoutASlowFrameAndAGapIsNot() {
+    everyoneConnected();
+    send(0, reader, late);
+    send(1, late); // the reader misses it and gets the next: a gap, not a close's doing
+    send(2, reader, late);
+    send(3); // on their way when the server closed everyone
+    send(4);
+    Await.pause(100); // pacing: the clients see the close longer after them than any frame took
+    closeAndReopenEveryone();
+    send(5, reader, late);
+
+    Delivery.Summary summary = analyse();
+
+    assertEquals(1, summary.framesLostOutsideWindow(), () -> String.join("\n", summary.problems()));
+    assertTrue(summary.problems().get(0).startsWith("t/reader never received 1 "), () -> String.join("\n", summary.problems()));
+    assertTrue(summary.longestTailBeforeCloseMillis() >= 100, "frame 3 went at least 100 ms before the close: " + summary.longestTailBeforeCloseMillis());
+  }
+
+  @Test
+  void whatEveryReaderMissedBeforeTheServerClosedTheWriterIsExcused() {
+    everyoneConnected();
+    send(0, reader, late);
+    send(1); // the server discards what the writer sends once it is closing it
+    Await.pause(100); // pacing: the writer sees its close longer after it than any frame took
+    writer.onClose(CloseCodes.TOKEN_EXPIRED, "token expired");
+    writer.onOpen(2);
+    send(2, reader, late);
+
+    Delivery.Summary summary = analyse();
+
+    assertEquals(0, summary.framesLostOutsideWindow(), () -> String.join("\n", summary.problems()));
+  }
+
+  @Test
   void howeverLongFramesTookAtMostASecondBeforeACloseIsExcused() {
     everyoneConnected();
     Await.pause(1_500); // pacing: the frames below were sent while everyone was connected
