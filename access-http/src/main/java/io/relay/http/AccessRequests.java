@@ -123,8 +123,9 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
 
           @Override
           protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
-            if (unsupportedExpectation(start)) {
-              return null; // read whole, then refused with a JSON 417 (serve), not with Netty's bare one
+            Requests.countFields(start); // the first look at each head: its fields as sent
+            if (start.decoderResult().isFailure() || unsupportedExpectation(start)) {
+              return null; // refused (serve): a failed head at once, a JSON 417 once read whole, not Netty's bare one
             }
             if (HttpUtil.is100ContinueExpected(start) && HttpUtil.getContentLength(start, -1L) > maxContentLength) {
               start.headers().remove(HttpHeaderNames.EXPECT);

@@ -273,6 +273,26 @@ class AccessRequestsTest {
   }
 
   @Test
+  void aHeadOfTheMostFieldsIsAnsweredAndOfOneMoreGets431CountedAsSent() {
+    String most = "X: y\r\n".repeat(Requests.MAX_FIELDS - 2); // with Host and one more: the most
+    Map<String, String> requests =
+        Map.of(
+            "GET /status HTTP/1.1\r\nHost: x\r\nX: y\r\n" + most + "\r\n", "200",
+            "GET /status HTTP/1.1\r\nHost: x\r\nX: y\r\nX: y\r\n" + most + "\r\n", "431",
+            "POST /bids HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n" + most + "\r\n{}", "200",
+            "POST /bids HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n" + most + "\r\n2\r\n{}\r\n0\r\n\r\n", "200",
+            "POST /bids HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nX: y\r\n" + most + "\r\n0\r\n\r\n", "431");
+    requests.forEach(
+        (request, status) -> {
+          EmbeddedChannel channel = connection(false);
+          send(channel, request);
+          String answer = response(channel);
+          assertTrue(answer != null && answer.startsWith("HTTP/1.1 " + status + " "), status + " for " + request.lines().limit(3).toList() + ": " + answer);
+          channel.finishAndReleaseAll();
+        });
+  }
+
+  @Test
   void aPipelinedBodyOverTheLimitIsRefusedAfterTheAnswersBeforeIt() {
     EmbeddedChannel channel = connection(true);
     send(channel, "GET /status/a HTTP/1.1\r\nHost: x\r\n\r\nPOST /bids/deny HTTP/1.1\r\nHost: x\r\nContent-Length: "

@@ -9,6 +9,7 @@ import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
@@ -25,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * decoder reads each head ({@link #DECODER}); on top of its grammar and limits the ports hold a
  * head to these: a head over {@link #MAX_HEAD_BYTES} is refused with 431 (414 when its request
  * line alone is that long), a target over {@link #MAX_TARGET_BYTES} with 414, more than {@link
- * #MAX_FIELDS} fields or a field value over {@link #MAX_FIELD_BYTES} with 431, a version other than HTTP/1.x with 505, and anything the decoder
+ * #MAX_FIELDS} fields ({@link #countFields}) or a field value over {@link #MAX_FIELD_BYTES} with 431, a version other than HTTP/1.x with 505, and anything the decoder
  * could not read with 400.
  */
 public final class Requests {
@@ -33,6 +34,7 @@ public final class Requests {
   public static final int MAX_TARGET_BYTES = 2048;
   public static final int MAX_FIELDS = 64;
   public static final int MAX_FIELD_BYTES = 8 * 1024;
+  private static final TooLongHttpHeaderException TOO_MANY_FIELDS = new TooLongHttpHeaderException("too many header fields");
   /** How long a refused connection is read on after its answer before it is closed. */
   public static final long LINGER_MS = 1000;
 
@@ -47,10 +49,17 @@ public final class Requests {
 
   private Requests() {}
 
+  /** Marks {@code head} refused if it has over {@link #MAX_FIELDS} fields; on the head as sent, before aggregating a body adds or drops any. */
+  public static void countFields(HttpMessage head) {
+    if (head.headers().size() > MAX_FIELDS) {
+      head.setDecoderResult(DecoderResult.failure(TOO_MANY_FIELDS));
+    }
+  }
+
   /** Why a head is refused: the status and a one-line reason. */
   public record Refusal(int status, String reason) {}
 
-  /** Why {@code request} is refused, or null when its head is one a port serves. */
+  /** Why {@code request}, its fields counted ({@link #countFields}), is refused, or null when its head is one a port serves. */
   public static Refusal refusal(HttpRequest request) {
     DecoderResult result = request.decoderResult();
     if (result.isFailure()) {
@@ -59,7 +68,7 @@ public final class Requests {
         return new Refusal(414, "request target too long");
       }
       if (cause instanceof TooLongHttpHeaderException) {
-        return new Refusal(431, "request head too large");
+        return new Refusal(431, cause == TOO_MANY_FIELDS ? cause.getMessage() : "request head too large");
       }
       return new Refusal(400, "malformed request head");
     }
@@ -71,9 +80,6 @@ public final class Requests {
     }
     if (!isOriginForm(request.uri())) {
       return new Refusal(400, "malformed request target");
-    }
-    if (request.headers().size() > MAX_FIELDS) {
-      return new Refusal(431, "too many header fields");
     }
     for (Map.Entry<String, String> field : request.headers()) {
       if (field.getValue().length() > MAX_FIELD_BYTES) {
