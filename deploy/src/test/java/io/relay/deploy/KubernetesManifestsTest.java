@@ -38,6 +38,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -85,6 +86,24 @@ class KubernetesManifestsTest {
         assertTrue(type.isInstance(object), file + ": " + object.getKind() + " parsed as " + object.getClass().getName());
         assertFalse(object.getMetadata().getName() == null || object.getMetadata().getName().isBlank(), file + ": unnamed " + object.getKind());
       }
+    }
+  }
+
+  /**
+   * The manifests are this checkout's: they set what its nodes read (the cluster links' TLS
+   * directory, for one), so the image they name, and the one the recipe and the README build, is
+   * its version, not an earlier release's.
+   */
+  @Test
+  void theImageTheManifestsNameIsThisCheckoutsVersion() throws IOException {
+    String version = System.getProperty("relay.version");
+    assertFalse(version == null || version.isBlank(), "the build passes relay.version");
+    JsonNode images = Manifests.yaml(BASE.resolve("kustomization.yaml")).path("images");
+    assertEquals(List.of("relay " + version), List.of(images.path(0).path("name").asText() + " " + images.path(0).path("newTag").asText()), "images: " + images);
+    for (Path file : List.of(Manifests.deployDir().resolve("container/Containerfile"), Manifests.deployDir().resolve("README.md"), BASE.resolve("kustomization.yaml"))) {
+      List<String> tags = Pattern.compile("relay:([0-9][^\\s`)]*)").matcher(Files.readString(file)).results().map(m -> m.group(1)).toList();
+      assertFalse(tags.isEmpty(), file + " names the image");
+      assertEquals(Set.of(version), Set.copyOf(tags), file + " names the image of this version");
     }
   }
 
