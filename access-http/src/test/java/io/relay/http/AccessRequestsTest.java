@@ -281,15 +281,18 @@ class AccessRequestsTest {
             "GET /status HTTP/1.1\r\nHost: x\r\nX: y\r\nX: y\r\n" + most + "\r\n", "431",
             "POST /bids HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n" + most + "\r\n{}", "200",
             "POST /bids HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n" + most + "\r\n2\r\n{}\r\n0\r\n\r\n", "200",
-            "POST /bids HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nX: y\r\n" + most + "\r\n0\r\n\r\n", "431");
+            "POST /bids HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nX: y\r\n" + most + "\r\n0\r\n\r\n", "431",
+            "GET /status HTTP/1.1\r\nHost: x\r\nX: y\r\nX: y\r\n" + most + "Bad Field: y\r\n\r\n", "400"); // unreadable first
     requests.forEach(
         (request, status) -> {
           EmbeddedChannel channel = connection(false);
           send(channel, request);
           String answer = response(channel);
           assertTrue(answer != null && answer.startsWith("HTTP/1.1 " + status + " "), status + " for " + request.lines().limit(3).toList() + ": " + answer);
+          assertEquals(status.equals("431"), answer.contains("\"message\":\"too many header fields\""), answer);
           channel.finishAndReleaseAll();
         });
+    assertEquals(3, counters.malformedHeads.sum(), "each refused head is counted as malformed");
   }
 
   @Test

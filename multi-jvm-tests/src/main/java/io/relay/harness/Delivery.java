@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Checks the delivery promise: every frame a writer sent reaches every reader of its topic exactly
- * once, intact and in order, except frames sent inside a reconnect window, and a reader receives
- * nothing else (no message of another topic, no bytes that are not a writer's message).
+ * once, intact and in order, except frames sent inside a reconnect window or on their way at a
+ * close the server made, and a reader receives nothing else (no message of another topic, no bytes that are not a writer's message).
  *
  * <p>A topic's reconnect windows are, for every participant of the topic, the time from one of
  * its connections closing to its next connection opening, each opened earlier by the time a frame
@@ -49,8 +49,14 @@ public final class Delivery {
    */
   static final Duration LONGEST_IN_FLIGHT = Duration.ofSeconds(1);
 
-  /** The code a client reports for a connection that ended without a close frame (RFC 6455 section 7.1.5). */
-  private static final int NO_CLOSE_FRAME = 1006;
+  /**
+   * The closes the server makes by design, each ending a connection whose frames on their way are
+   * lost: a drain, a move, an expiry, a deny, a shed. Not a fault's 1011, nor a client's own
+   * close (a 1009 for a frame it cannot read, a 1006 for a connection that ended without a close
+   * frame, as at a node's kill).
+   */
+  private static final Set<Integer> PLANNED_CLOSES =
+      Set.of(CloseCodes.GOING_AWAY, CloseCodes.TOPIC_MOVED, CloseCodes.TOKEN_EXPIRED, CloseCodes.BOOKING_DENIED, CloseCodes.TRY_AGAIN_LATER);
 
   private Delivery() {}
 
@@ -124,6 +130,8 @@ public final class Delivery {
         }
       }
       sentTotal += sent.size();
+      Map<Participant, List<Participant.Connection>> connectionsOf = new HashMap<>();
+      topic.participants().forEach(p -> connectionsOf.put(p, p.connections()));
       Map<Participant, Set<Long>> gotBy = new HashMap<>();
       for (Participant reader : topic.readers) {
         for (String message : reader.foreign()) {
@@ -150,7 +158,7 @@ public final class Delivery {
         for (int i = 0; i < sent.size(); i++) {
           long[] frame = sent.get(i);
           long at = frame[1];
-          Participant.Connection connection = connectionAt(reader.connections(), at);
+          Participant.Connection connection = connectionAt(connectionsOf.get(reader), at);
           if (connection == null) {
             continue;
           }
@@ -158,7 +166,7 @@ public final class Delivery {
             continue;
           }
           boolean received = got.contains(frame[0]);
-          long tail = received ? -1 : tailBeforeClose(topic, sent, i, reader, gotBy);
+          long tail = received ? -1 : tailBeforeClose(topic, sent, i, reader, connectionsOf, gotBy);
           if (tail >= 0) {
             longestTail = Math.max(longestTail, tail);
             continue;
@@ -289,36 +297,41 @@ public final class Delivery {
 
   /**
    * How long before a close the server made {@code reader} missed frame {@code i} of {@code sent}
-   * because it was on its way then, in nanoseconds; -1 if that is not why. A close loses what is on its way at that moment and nothing sent
-   * before it, so what it loses is everything the writer sent from some frame until the close: at
-   * the reader's close, a tail of what that reader missed; at the writer's close (the server
-   * discards what a writer sends once it is closing it), a tail every reader connected then
-   * missed. A tail is taken as on its way for at most {@link #LONGEST_IN_FLIGHT}. Unlike a window,
-   * this needs no slow frame to show how long the journey took: a stall that starts with the close
-   * leaves no frame to show it. A frame missed among frames that arrived after it is no tail. A
-   * connection that ended without a close frame (a node killed) is not a close the server made:
-   * its frames are excused only by the window of the recorded kill.
+   * because it was on its way then, in nanoseconds; -1 if that is not why. A close loses what is
+   * on its way at that moment and nothing sent before it, so what it loses is everything the
+   * writer sent from some frame until the close: at the reader's close, a tail of what that reader
+   * missed; at the writer's close (the server discards what a writer sends once it is closing it),
+   * a tail that every reader connected at any time from the frame until that close missed. A tail
+   * is taken as on its way for at most {@link #LONGEST_IN_FLIGHT}. Unlike a window, this needs no
+   * slow frame to show how long the journey took: a stall that starts with the close leaves no
+   * frame to show it. A frame missed among frames that arrived after it is no tail, and only the
+   * closes the server makes by design count ({@link #PLANNED_CLOSES}): a connection that ended
+   * without a close frame (a node killed) is excused only by its window.
    */
-  private static long tailBeforeClose(Traffic.Topic topic, List<long[]> sent, int i, Participant reader, Map<Participant, Set<Long>> gotBy) {
+  private static long tailBeforeClose(
+      Traffic.Topic topic, List<long[]> sent, int i, Participant reader, Map<Participant, List<Participant.Connection>> connectionsOf,
+      Map<Participant, Set<Long>> gotBy) {
     long at = sent.get(i)[1];
-    Participant.Connection own = connectionAt(reader.connections(), at);
-    if (closedByServer(own) && missedUntil(sent, i, own.closedAt(), gotBy.get(reader))) {
+    Participant.Connection own = connectionAt(connectionsOf.get(reader), at);
+    if (planned(own) && missedUntil(sent, i, own.closedAt(), gotBy.get(reader))) {
       return own.closedAt() - at;
     }
-    Participant.Connection writer = connectionAt(topic.writer.connections(), at);
-    if (!closedByServer(writer)) {
+    Participant.Connection writer = connectionAt(connectionsOf.get(topic.writer), at);
+    if (!planned(writer)) {
       return -1;
     }
     for (Participant other : topic.readers) {
-      if (connectionAt(other.connections(), at) != null && !missedUntil(sent, i, writer.closedAt(), gotBy.get(other))) {
+      boolean connected = connectionsOf.get(other).stream().anyMatch(c -> c.openedAt() <= writer.closedAt() && (c.isOpen() || c.closedAt() >= at));
+      if (connected && !missedUntil(sent, i, writer.closedAt(), gotBy.get(other))) {
         return -1;
       }
     }
     return writer.closedAt() - at;
   }
 
-  private static boolean closedByServer(Participant.Connection c) {
-    return c != null && !c.isOpen() && c.closeCode() != NO_CLOSE_FRAME;
+  /** Whether {@code c} ended with a close the server makes by design. */
+  private static boolean planned(Participant.Connection c) {
+    return c != null && !c.isOpen() && PLANNED_CLOSES.contains(c.closeCode());
   }
 
   /**

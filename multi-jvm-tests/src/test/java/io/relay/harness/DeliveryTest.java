@@ -147,6 +147,45 @@ class DeliveryTest {
   }
 
   @Test
+  void aReaderThatJoinedAfterAFrameAndGotALaterOneShowsTheWritersCloseDiscardedNeither() {
+    topic.readers.add(reader);
+    writer.onOpen(1);
+    reader.onOpen(1);
+    send(0, reader);
+    send(1); // the reader misses it
+    topic.readers.add(late);
+    late.onOpen(1);
+    send(2, late); // and this one, which a reader that came later got: the relay was relaying
+    Await.pause(100); // pacing: the writer sees its close longer after them than any frame took
+    writer.onClose(CloseCodes.TOKEN_EXPIRED, "token expired");
+    writer.onOpen(2);
+    send(3, reader, late);
+
+    Delivery.Summary summary = analyse();
+
+    assertEquals(2, summary.framesLostOutsideWindow(), () -> String.join("\n", summary.problems()));
+  }
+
+  @Test
+  void aTailBeforeACloseTheServerDidNotPlanIsNotExcused() {
+    everyoneConnected();
+    send(0, reader, late);
+    send(1);
+    Await.pause(100); // pacing: the clients see the close longer after it than any frame took
+    for (Participant p : topic.participants()) {
+      p.onClose(CloseCodes.INTERNAL_ERROR, "topic failed"); // a fault: what it lost is counted
+    }
+    for (Participant p : topic.participants()) {
+      p.onOpen(2);
+    }
+    send(2, reader, late);
+
+    Delivery.Summary summary = analyse();
+
+    assertEquals(2, summary.framesLostOutsideWindow(), () -> String.join("\n", summary.problems()));
+  }
+
+  @Test
   void howeverLongFramesTookAtMostASecondBeforeACloseIsExcused() {
     everyoneConnected();
     Await.pause(1_500); // pacing: the frames below were sent while everyone was connected

@@ -49,9 +49,9 @@ public final class Requests {
 
   private Requests() {}
 
-  /** Marks {@code head} refused if it has over {@link #MAX_FIELDS} fields; on the head as sent, before aggregating a body adds or drops any. */
+  /** Marks a head the decoder read refused if it has over {@link #MAX_FIELDS} fields; on the head as sent, before aggregating a body adds or drops any. */
   public static void countFields(HttpMessage head) {
-    if (head.headers().size() > MAX_FIELDS) {
+    if (head.decoderResult().isSuccess() && head.headers().size() > MAX_FIELDS) {
       head.setDecoderResult(DecoderResult.failure(TOO_MANY_FIELDS));
     }
   }
