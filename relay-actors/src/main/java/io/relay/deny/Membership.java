@@ -7,10 +7,16 @@ import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.UniqueAddress;
 
 /**
- * The cluster as the deny list sees it: the members that have been Up, which of them this node
- * cannot reach, and so whether it can read a majority; and which members must confirm a change of
- * the list before it is answered. Fed the cluster's member and reachability events; not
+ * The cluster as the deny list sees it: the members that have been Up, which of them are
+ * unreachable, and so whether this node can read a majority; and which members must confirm a
+ * change of the list before it is answered. Fed the cluster's member and reachability events; not
  * thread-safe.
+ *
+ * <p>A member is unreachable in the cluster's events when any member's failure detector says so,
+ * not only this node's. So this node itself can be reported unreachable: by the other side of a
+ * partition, whose observations reach this node with the gossip once the partition heals, for a
+ * moment after this node already reaches everyone. It is never counted: a node always reaches
+ * itself, and counting it would have a node of the majority stop issuing codes after a heal.
  */
 final class Membership {
 
@@ -40,11 +46,7 @@ final class Membership {
   Change apply(ClusterEvent.MemberEvent event) {
     UniqueAddress member = event.member().uniqueAddress();
     if (event instanceof ClusterEvent.MemberUp) {
-      members.add(member);
-      up.add(member);
-      if (event.member().hasRole(DenyList.CONFIRMS_CHANGES)) {
-        confirming.add(member);
-      }
+      return up(member, event.member().hasRole(DenyList.CONFIRMS_CHANGES));
     } else if (event instanceof ClusterEvent.MemberRemoved) {
       members.remove(member);
       up.remove(member);
@@ -59,12 +61,26 @@ final class Membership {
     return evaluate();
   }
 
+  /** {@code member} is Up; {@code confirms}: it has the {@link DenyList#CONFIRMS_CHANGES} role. */
+  Change up(UniqueAddress member, boolean confirms) {
+    members.add(member);
+    up.add(member);
+    if (confirms) {
+      confirming.add(member);
+    }
+    return evaluate();
+  }
+
   Change apply(ClusterEvent.ReachabilityEvent event) {
-    UniqueAddress member = event.member().uniqueAddress();
-    if (event instanceof ClusterEvent.UnreachableMember) {
-      unreachable.add(member);
-    } else if (event instanceof ClusterEvent.ReachableMember) {
+    return reachability(event.member().uniqueAddress(), event instanceof ClusterEvent.ReachableMember);
+  }
+
+  /** Some member's failure detector finds {@code member} reachable, or not; this node never counts as unreachable. */
+  Change reachability(UniqueAddress member, boolean reachable) {
+    if (reachable || member.equals(self)) {
       unreachable.remove(member);
+    } else {
+      unreachable.add(member);
     }
     return evaluate();
   }

@@ -1,0 +1,44 @@
+package io.relay.deny;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.cluster.UniqueAddress;
+import org.junit.jupiter.api.Test;
+
+/** Whether a node counts a majority of the cluster as reachable, as the cluster's events tell it. */
+class MembershipTest {
+  private final UniqueAddress self = node(1);
+  private final UniqueAddress two = node(2);
+  private final UniqueAddress three = node(3);
+  private final Membership membership = new Membership(self);
+
+  @Test
+  void aNodeThatLosesSightOfTheOtherTwoOfThreeHasNoMajorityUntilOneIsBack() {
+    threeUp();
+    assertEquals(Membership.Change.MAJORITY_REACHABLE, membership.reachability(two, false));
+    assertEquals(Membership.Change.MAJORITY_LOST, membership.reachability(three, false));
+    assertEquals("2 of 3 members unreachable", membership.toString());
+    assertEquals(Membership.Change.MAJORITY_REACHABLE, membership.reachability(two, true));
+  }
+
+  @Test
+  void othersFindingThisNodeUnreachableDoNotTakeItsMajority() {
+    threeUp();
+    // after a heal, the other side's observations come with the gossip: it found this node and
+    // the third unreachable, while this node reaches both
+    membership.reachability(three, false);
+    assertEquals(Membership.Change.MAJORITY_REACHABLE, membership.reachability(self, false));
+    assertEquals("1 of 3 members unreachable", membership.toString());
+  }
+
+  private void threeUp() {
+    membership.up(self, true);
+    membership.up(two, true);
+    membership.up(three, true);
+  }
+
+  private static UniqueAddress node(int n) {
+    return new UniqueAddress(new Address("pekko", "relay", "10.0.0." + n, 25520), n);
+  }
+}
