@@ -12,11 +12,12 @@ import org.apache.pekko.cluster.UniqueAddress;
  * change of the list before it is answered. Fed the cluster's member and reachability events; not
  * thread-safe.
  *
- * <p>A member is unreachable in the cluster's events when any member's failure detector says so,
- * not only this node's. So this node itself can be reported unreachable: by the other side of a
- * partition, whose observations reach this node with the gossip once the partition heals, for a
- * moment after this node already reaches everyone. It is never counted: a node always reaches
- * itself, and counting it would have a node of the majority stop issuing codes after a heal.
+ * <p>A member is unreachable in the cluster's events when any member's failure detector finds it
+ * so, not only this node's (Pekko never reports this node itself). So for a moment after a
+ * partition heals, the other side's findings about nodes of the majority, which reach a node with
+ * the gossip before that side has cleared them, can take a majority node's majority: it reads the
+ * list again and serves again about a second later. That errs towards refusing (503), never
+ * towards issuing codes without a majority.
  */
 final class Membership {
 
@@ -75,9 +76,9 @@ final class Membership {
     return reachability(event.member().uniqueAddress(), event instanceof ClusterEvent.ReachableMember);
   }
 
-  /** Some member's failure detector finds {@code member} reachable, or not; this node never counts as unreachable. */
+  /** The cluster finds {@code member} reachable again, or unreachable (some member's failure detector does). */
   Change reachability(UniqueAddress member, boolean reachable) {
-    if (reachable || member.equals(self)) {
+    if (reachable) {
       unreachable.remove(member);
     } else {
       unreachable.add(member);

@@ -23,13 +23,13 @@ class MembershipTest {
   }
 
   @Test
-  void othersFindingThisNodeUnreachableDoNotTakeItsMajority() {
+  void theOtherSidesFindingsAfterAHealTakeAMajorityUntilTheyAreCleared() {
     threeUp();
-    // after a heal, the other side's observations come with the gossip: it found this node and
-    // the third unreachable, while this node reaches both
+    // this node and two kept the majority while three was cut off; after the heal, three's finding
+    // that two was unreachable comes with the gossip while one's finding about three is not cleared yet
     membership.reachability(three, false);
-    assertEquals(Membership.Change.MAJORITY_REACHABLE, membership.reachability(self, false));
-    assertEquals("1 of 3 members unreachable", membership.toString());
+    assertEquals(Membership.Change.MAJORITY_LOST, membership.reachability(two, false));
+    assertEquals(Membership.Change.MAJORITY_REACHABLE, membership.reachability(three, true));
   }
 
   private void threeUp() {
