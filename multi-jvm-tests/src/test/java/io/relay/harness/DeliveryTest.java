@@ -137,8 +137,7 @@ class DeliveryTest {
     send(0, reader, late);
     send(1); // the server discards what the writer sends once it is closing it
     Await.pause(100); // pacing: the writer sees its close longer after it than any frame took
-    writer.onClose(CloseCodes.TOKEN_EXPIRED, "token expired");
-    writer.onOpen(2);
+    writerClosedAndBack(CloseCodes.TOKEN_EXPIRED);
     send(2, reader, late);
 
     Delivery.Summary summary = analyse();
@@ -157,8 +156,7 @@ class DeliveryTest {
     late.onOpen(1);
     send(2, late); // and this one, which a reader that came later got: the relay was relaying
     Await.pause(100); // pacing: the writer sees its close longer after them than any frame took
-    writer.onClose(CloseCodes.TOKEN_EXPIRED, "token expired");
-    writer.onOpen(2);
+    writerClosedAndBack(CloseCodes.TOKEN_EXPIRED);
     send(3, reader, late);
 
     Delivery.Summary summary = analyse();
@@ -172,12 +170,7 @@ class DeliveryTest {
     send(0, reader, late);
     send(1);
     Await.pause(100); // pacing: the clients see the close longer after it than any frame took
-    for (Participant p : topic.participants()) {
-      p.onClose(CloseCodes.INTERNAL_ERROR, "topic failed"); // a fault: what it lost is counted
-    }
-    for (Participant p : topic.participants()) {
-      p.onOpen(2);
-    }
+    closeAndReopenEveryone(CloseCodes.INTERNAL_ERROR); // a fault: what it lost is counted
     send(2, reader, late);
 
     Delivery.Summary summary = analyse();
@@ -205,8 +198,13 @@ class DeliveryTest {
 
   /** The server closes everyone's connection with 1001, and everyone reconnects. */
   private void closeAndReopenEveryone() {
+    closeAndReopenEveryone(CloseCodes.GOING_AWAY);
+  }
+
+  /** The server closes everyone's connection with {@code code}, and everyone reconnects. */
+  private void closeAndReopenEveryone(int code) {
     for (Participant p : topic.participants()) {
-      p.onClose(1001, "going away");
+      p.onClose(code, "closed");
     }
     for (Participant p : topic.participants()) {
       p.onOpen(2);
@@ -239,6 +237,12 @@ class DeliveryTest {
     late.onOpen(2);
     send(2, reader, late);
     return analyse();
+  }
+
+  /** The server closes the writer's connection with {@code code}, and the writer reconnects. */
+  private void writerClosedAndBack(int code) {
+    writer.onClose(code, "closed");
+    writer.onOpen(2);
   }
 
   /** The writer and both readers connect, all to the same node. */
