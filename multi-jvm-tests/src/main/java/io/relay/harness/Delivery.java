@@ -97,14 +97,17 @@ public final class Delivery {
     long longestTail = 0;
     List<String> leftDisconnected = new ArrayList<>();
     List<String> problems = new ArrayList<>();
+    Map<Traffic.Topic, List<long[]>> arrivalsByTopic = new HashMap<>();
     List<long[]> everyArrival = new ArrayList<>();
     for (Traffic.Topic topic : topics) {
-      everyArrival.addAll(arrivals(topic, topic.sent()));
+      List<long[]> arrivals = arrivals(topic, topic.sent());
+      arrivalsByTopic.put(topic, arrivals);
+      everyArrival.addAll(arrivals);
     }
     everyArrival.sort(Comparator.comparingLong(a -> a[0]));
     for (Traffic.Topic topic : topics) {
       List<long[]> sent = topic.sent();
-      List<long[]> arrivals = arrivals(topic, sent);
+      List<long[]> arrivals = arrivalsByTopic.get(topic);
       List<long[]> windows = new ArrayList<>();
       for (Participant p : topic.participants()) {
         List<Participant.Connection> connections = p.connections();
