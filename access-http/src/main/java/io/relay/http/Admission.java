@@ -152,8 +152,9 @@ final class Admission {
     Connection.Grant info =
         new Connection.Grant(
             grant.topic(), grant.bookingId(), grant.scopes(), Instant.now(), expiresAt, remoteAddress, userAgent);
-    return new Connection(
-        connectionIds.incrementAndGet(), info, new OutboundQueue(relaySettings.bufferSize(), relaySettings.bufferBytes()));
+    OutboundQueue outbound =
+        new OutboundQueue(relaySettings.bufferSize(), relaySettings.bufferBytes(), metrics.framesDiscarded.labelValues("reader"));
+    return new Connection(connectionIds.incrementAndGet(), info, outbound);
   }
 
   /**

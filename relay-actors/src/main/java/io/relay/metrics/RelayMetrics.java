@@ -22,6 +22,12 @@ public final class RelayMetrics {
       counter(
           "relay_frames_dropped",
           "Messages dropped from outbound queues: full (slow readers), shed, or not sent within relay.close-timeout of a close");
+  public final Counter framesDiscarded =
+      labelled(
+          "relay_frames_discarded",
+          "Messages a close let go, by side: not sent to a reader because its close was asked or its connection ended (reader, per reader), or sent by a writer once its own close had begun (writer, not relayed)",
+          "side",
+          "reader", "writer");
   public final Counter closeTimeouts =
       counter("relay_close_timeouts", "WebSocket connections reset because the client did not finish the close handshake within relay.close-timeout");
   public final Counter framesRefused =

@@ -190,6 +190,8 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     } else if (!connection.grant().canWrite()) {
       connection.stats().refused();
       metrics.framesRefused.inc();
+    } else {
+      metrics.framesDiscarded.labelValues("writer").inc(); // sent once the server began closing it
     }
   }
 

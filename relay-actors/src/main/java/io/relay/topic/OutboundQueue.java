@@ -1,5 +1,6 @@
 package io.relay.topic;
 
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.relay.memory.MemoryBudget;
 import io.relay.ws.WsFrames;
 import io.relay.ws.WsFrames.Frame;
@@ -21,10 +22,13 @@ import java.util.ArrayDeque;
  *
  * <p>The queue holds each frame for the node's {@link MemoryBudget}: a frame it drops, discards
  * or refuses is released at once; one it hands out with {@link #poll} is the caller's to release.
+ * What it lets go because of a close (offered once the close was asked, queued when a close that
+ * does not wait for it was asked or the connection ended) is counted as discarded.
  */
 public final class OutboundQueue {
   private final int maxMessages;
   private final long maxBytes;
+  private final CounterDataPoint discarded;
   /** Starts at the smallest: an idle connection holds nothing here. */
   private final ArrayDeque<Frame> frames = new ArrayDeque<>(1);
   private long bytes;
@@ -38,9 +42,11 @@ public final class OutboundQueue {
   private boolean waiting;
   private Runnable wakeup;
 
-  public OutboundQueue(int maxMessages, long maxBytes) {
+  /** @param discarded counts the frames a close lets go */
+  public OutboundQueue(int maxMessages, long maxBytes, CounterDataPoint discarded) {
     this.maxMessages = maxMessages;
     this.maxBytes = maxBytes;
+    this.discarded = discarded;
   }
 
   /**
@@ -54,6 +60,7 @@ public final class OutboundQueue {
     synchronized (this) {
       if (closeFrame != null || closed) {
         frame.release();
+        discarded.inc();
         return 0;
       }
       frames.addLast(frame);
@@ -88,7 +95,7 @@ public final class OutboundQueue {
       closeFrame = WsFrames.close(code, reason);
       flushFirst = flush;
       if (!flush) {
-        clear();
+        discard();
       }
       waiting = false;
       toWake = wakeup;
@@ -135,7 +142,7 @@ public final class OutboundQueue {
       disposed = true;
       closed = true;
       closeFrame = null;
-      clear();
+      discard();
       waiting = false;
       toWake = wakeup;
       wakeup = null;
@@ -153,6 +160,11 @@ public final class OutboundQueue {
   /** Bytes of the frames waiting to be sent. */
   public synchronized long queuedBytes() {
     return bytes;
+  }
+
+  private void discard() {
+    discarded.inc(frames.size());
+    clear();
   }
 
   private void clear() {
@@ -174,7 +186,7 @@ public final class OutboundQueue {
       Frame close = closeFrame;
       closeFrame = null;
       closed = true;
-      clear();
+      discard();
       return close;
     }
     Frame next = frames.pollFirst();

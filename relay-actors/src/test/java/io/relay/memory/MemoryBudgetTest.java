@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.prometheus.metrics.core.metrics.Counter;
 import io.relay.topic.OutboundQueue;
 import io.relay.ws.WsFrames.Frame;
 import io.relay.ws.WsFrames;
@@ -58,9 +59,9 @@ class MemoryBudgetTest {
   @Test
   void aFrameSharedByManyReadersCountsOnceUntilTheLastLetsGo() {
     MemoryBudget budget = MemoryBudget.unlimited();
-    OutboundQueue a = new OutboundQueue(10, 1 << 20);
-    OutboundQueue b = new OutboundQueue(10, 1 << 20);
-    OutboundQueue c = new OutboundQueue(10, 1 << 20);
+    OutboundQueue a = new OutboundQueue(10, 1 << 20, Counter.builder().name("discarded").build());
+    OutboundQueue b = new OutboundQueue(10, 1 << 20, Counter.builder().name("discarded").build());
+    OutboundQueue c = new OutboundQueue(10, 1 << 20, Counter.builder().name("discarded").build());
     Frame frame = frame(1000);
     frame.share(budget, 3);
     frame.release();
@@ -78,7 +79,7 @@ class MemoryBudgetTest {
   @Test
   void framesDroppedFromAFullQueueOrOfferedToAClosedOneAreReleased() {
     MemoryBudget budget = MemoryBudget.unlimited();
-    OutboundQueue queue = new OutboundQueue(2, 1 << 20);
+    OutboundQueue queue = new OutboundQueue(2, 1 << 20, Counter.builder().name("discarded").build());
     for (int i = 0; i < 5; i++) {
       Frame frame = frame(100);
       frame.share(budget, 1);

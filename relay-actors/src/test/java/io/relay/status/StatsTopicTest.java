@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import com.typesafe.config.ConfigFactory;
+import io.prometheus.metrics.core.metrics.Counter;
 import io.relay.RelaySettings;
 import io.relay.memory.MemoryBudget;
 import io.relay.metrics.RelayMetrics;
@@ -70,7 +71,7 @@ class StatsTopicTest {
   private static Connection connection(long id, int queued, String... scopes) {
     Connection.Grant grant =
         new Connection.Grant("stats", "booking-" + id, List.of(scopes), Instant.now(), Instant.now().plusSeconds(3600), "127.0.0.1", "test");
-    return new Connection(id, grant, new OutboundQueue(queued, 1 << 20));
+    return new Connection(id, grant, new OutboundQueue(queued, 1 << 20, Counter.builder().name("discarded").build()));
   }
 
   private static WsFrames.Frame text(String text) {

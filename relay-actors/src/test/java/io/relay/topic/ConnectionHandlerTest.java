@@ -196,6 +196,7 @@ class ConnectionHandlerTest {
     writerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.BINARY, true, payload(100, 6)).bytes()));
     readerChannel.runPendingTasks();
     assertNull(readerChannel.readOutbound(), "nothing the denied writer sent after its close was relayed");
+    assertEquals(1.0, metrics.framesDiscarded.labelValues("writer").get(), "its message, counted as a close's");
     assertEquals(0, budget.used(), "nothing held for it");
   }
 

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.prometheus.metrics.core.metrics.Counter;
 import io.relay.memory.MemoryBudget;
 import io.relay.ws.CloseCodes;
 import io.relay.ws.WsFrames.Frame;
@@ -19,13 +20,17 @@ import org.junit.jupiter.api.Test;
 
 /** The outbound queue stays within its bounds by dropping the oldest frames, and counts them. */
 class OutboundQueueTest {
+  private static OutboundQueue queue(int maxMessages, long maxBytes) {
+    return new OutboundQueue(maxMessages, maxBytes, Counter.builder().name("discarded").build());
+  }
+
   private static Frame frame(int size) {
     return WsFrames.frame(WsFrames.BINARY, ByteString.fromArray(new byte[size]));
   }
 
   @Test
   void dropsTheOldestPastTheMessageBound() {
-    OutboundQueue queue = new OutboundQueue(3, 1 << 20);
+    OutboundQueue queue = queue(3, 1 << 20);
     Frame[] frames = new Frame[5];
     for (int i = 0; i < 5; i++) {
       frames[i] = frame(10);
@@ -41,7 +46,7 @@ class OutboundQueueTest {
 
   @Test
   void dropsTheOldestPastTheByteBoundButKeepsTheNewest() {
-    OutboundQueue queue = new OutboundQueue(100, 1000);
+    OutboundQueue queue = queue(100, 1000);
     queue.offer(frame(400));
     queue.offer(frame(400));
     queue.offer(frame(400));
@@ -55,7 +60,7 @@ class OutboundQueueTest {
 
   @Test
   void closeDiscardsQueuedFramesAndIsDeliveredNext() {
-    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    OutboundQueue queue = queue(10, 1 << 20);
     queue.offer(frame(1));
     queue.close(CloseCodes.BOOKING_DENIED, "denied", false);
     queue.offer(frame(1));
@@ -65,7 +70,7 @@ class OutboundQueueTest {
 
   @Test
   void gracefulCloseSendsWhatIsQueuedFirst() {
-    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    OutboundQueue queue = queue(10, 1 << 20);
     Frame queued = frame(1);
     queue.offer(queued);
     queue.close(CloseCodes.TOPIC_MOVED, "moved", true);
@@ -85,6 +90,33 @@ class OutboundQueueTest {
   }
 
   @Test
+  void whatACloseLetsGoIsCountedAsDiscardedAndNotAsDropped() {
+    Counter discarded = Counter.builder().name("discarded").build();
+    OutboundQueue denied = new OutboundQueue(10, 1 << 20, discarded);
+    denied.offer(frame(1));
+    denied.offer(frame(1));
+    denied.close(CloseCodes.BOOKING_DENIED, "denied", false);
+    assertEquals(2, discarded.getLongValue(), "a close at once lets what is queued go");
+    denied.offer(frame(1));
+    assertEquals(3, discarded.getLongValue(), "and what is offered after it");
+    assertClose(CloseCodes.BOOKING_DENIED, denied.poll());
+    denied.offer(frame(1));
+    assertEquals(4, discarded.getLongValue(), "and after its close frame went");
+
+    OutboundQueue draining = new OutboundQueue(10, 1 << 20, discarded);
+    draining.offer(frame(1));
+    draining.offer(frame(1));
+    draining.close(CloseCodes.GOING_AWAY, "draining", true);
+    assertEquals(4, discarded.getLongValue(), "a graceful close keeps what is queued");
+    draining.offer(frame(1));
+    assertEquals(5, discarded.getLongValue(), "but takes nothing more");
+    assertTrue(draining.poll().opcode() == WsFrames.BINARY, "the first queued frame goes");
+    draining.dispose();
+    assertEquals(6, discarded.getLongValue(), "the connection ended with one frame still queued");
+    assertEquals(0, denied.dropped() + draining.dropped(), "none of it is a drop");
+  }
+
+  @Test
   void aCloseAtOnceOvertakesAGracefulOneStillDeliveringAndOnlyThat() {
     OutboundQueue draining = drainingWithTwoQueued();
     draining.close(CloseCodes.TOPIC_MOVED, "moved", true);
@@ -95,14 +127,14 @@ class OutboundQueueTest {
     assertNull(draining.poll());
     assertEquals(0, draining.dropped(), "a close at once discards, as it does on its own, without counting drops");
 
-    OutboundQueue denied = new OutboundQueue(10, 1 << 20);
+    OutboundQueue denied = queue(10, 1 << 20);
     denied.close(CloseCodes.BOOKING_DENIED, "denied", false);
     denied.close(CloseCodes.GOING_AWAY, "draining", true);
     denied.close(CloseCodes.PROTOCOL_ERROR, "protocol error", false);
     assertEquals(CloseCodes.BOOKING_DENIED, denied.closeCode(), "the first close at once wins");
     assertClose(CloseCodes.BOOKING_DENIED, denied.poll());
 
-    OutboundQueue sent = new OutboundQueue(10, 1 << 20);
+    OutboundQueue sent = queue(10, 1 << 20);
     sent.close(CloseCodes.GOING_AWAY, "draining", true);
     assertClose(CloseCodes.GOING_AWAY, sent.poll());
     sent.close(CloseCodes.BOOKING_DENIED, "denied", false);
@@ -112,7 +144,7 @@ class OutboundQueueTest {
 
   /** A queue of two frames asked to close gracefully (1001), the frames not sent yet. */
   private static OutboundQueue drainingWithTwoQueued() {
-    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    OutboundQueue queue = queue(10, 1 << 20);
     queue.offer(frame(1));
     queue.offer(frame(1));
     queue.close(CloseCodes.GOING_AWAY, "draining", true);
@@ -127,7 +159,7 @@ class OutboundQueueTest {
 
   @Test
   void aCloseAlwaysWakesTheDrainSide() {
-    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    OutboundQueue queue = queue(10, 1 << 20);
     AtomicInteger wakeups = new AtomicInteger();
     queue.attach(wakeups::incrementAndGet);
     queue.offer(frame(1));
@@ -137,7 +169,7 @@ class OutboundQueueTest {
 
   @Test
   void aQueueDisposedBeforeTheDrainSideAttachesRefusesItAndOneDisposedAfterWakesIt() {
-    OutboundQueue dropped = new OutboundQueue(10, 1 << 20);
+    OutboundQueue dropped = queue(10, 1 << 20);
     AtomicInteger wakeups = new AtomicInteger();
     dropped.dispose();
     assertFalse(dropped.attach(wakeups::incrementAndGet), "a queue its topic disposed takes no drain side");
@@ -145,7 +177,7 @@ class OutboundQueueTest {
     assertEquals(0, wakeups.get());
     assertNull(dropped.poll(), "and queues nothing");
 
-    OutboundQueue attached = new OutboundQueue(10, 1 << 20);
+    OutboundQueue attached = queue(10, 1 << 20);
     assertTrue(attached.attach(wakeups::incrementAndGet));
     assertFalse(attached.isDisposed());
     attached.dispose();
@@ -155,7 +187,7 @@ class OutboundQueueTest {
 
   @Test
   void wakesTheDrainSideOnlyWhenItWaitsOnAnEmptyQueue() {
-    OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+    OutboundQueue queue = queue(10, 1 << 20);
     AtomicInteger wakeups = new AtomicInteger();
     queue.attach(wakeups::incrementAndGet);
     queue.offer(frame(1));
@@ -183,7 +215,7 @@ class OutboundQueueTest {
 
     @Test
     void aDroppedFrameLeavesTheBudgetAndItsBufferIsFreed() {
-      OutboundQueue queue = new OutboundQueue(1, 1 << 20);
+      OutboundQueue queue = queue(1, 1 << 20);
       Frame first = sharedWithOne(100);
       ByteBuf firstBytes = first.forWrite();
       firstBytes.release();
@@ -197,7 +229,7 @@ class OutboundQueueTest {
 
     @Test
     void aFrameHandedOutIsHeldUntilItsWriteEnds() {
-      OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+      OutboundQueue queue = queue(10, 1 << 20);
       queue.offer(sharedWithOne(100));
       Frame polled = queue.poll();
       assertEquals(100, budget.used(), "the channel holds it now");
@@ -211,7 +243,7 @@ class OutboundQueueTest {
 
     @Test
     void disposingReleasesWhatIsQueued() {
-      OutboundQueue queue = new OutboundQueue(10, 1 << 20);
+      OutboundQueue queue = queue(10, 1 << 20);
       queue.offer(sharedWithOne(100));
       queue.offer(sharedWithOne(50));
       queue.dispose();

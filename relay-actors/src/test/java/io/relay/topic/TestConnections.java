@@ -19,6 +19,7 @@ import io.netty.channel.local.LocalChannel;
 import io.netty.channel.local.LocalIoHandler;
 import io.netty.channel.local.LocalServerChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.prometheus.metrics.core.metrics.Counter;
 import io.relay.RelaySettings;
 import io.relay.deny.DenyList;
 import io.relay.memory.MemoryBudget;
@@ -85,7 +86,7 @@ final class TestConnections {
   static Connection connection(String topic, String booking, Instant expiresAt, String... scopes) {
     Connection.Grant grant =
         new Connection.Grant(topic, booking, List.of(scopes), Instant.now(), expiresAt, "127.0.0.1", "test");
-    return new Connection(IDS.incrementAndGet(), grant, new OutboundQueue(64, 1 << 20));
+    return new Connection(IDS.incrementAndGet(), grant, new OutboundQueue(64, 1 << 20, Counter.builder().name("discarded").build()));
   }
 
   static Connection connection(String topic, String booking, String... scopes) {

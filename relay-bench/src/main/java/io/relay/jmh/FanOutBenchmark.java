@@ -2,6 +2,7 @@ package io.relay.jmh;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.prometheus.metrics.core.metrics.Counter;
 import io.relay.memory.MemoryBudget;
 import io.relay.metrics.RelayMetrics;
 import io.relay.topic.Connection;
@@ -146,7 +147,7 @@ public class FanOutBenchmark {
   private static Connection connection(long id, List<String> scopes) {
     Connection.Grant grant =
         new Connection.Grant("bench", "b", scopes, Instant.now(), Instant.now().plusSeconds(3600), "127.0.0.1", "jmh");
-    return new Connection(id, grant, new OutboundQueue(256, 16 << 20));
+    return new Connection(id, grant, new OutboundQueue(256, 16 << 20, Counter.builder().name("discarded").build()));
   }
 
   /** What a connection's handler does with a message: count it, frame it, fan it out. */
