@@ -117,6 +117,9 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
           @Override
           protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
             counters.oversizedBodies.increment();
+            if (ctx.pipeline().get(HeadTimeout.NAME) != null) {
+              ctx.pipeline().remove(HeadTimeout.NAME); // its head came whole, and the connection reads no other: no clock
+            }
             AccessRequests handler = ctx.pipeline().get(AccessRequests.class);
             handler.refuseInTurn(ctx, handler.error(413, "request body larger than " + MAX_BODY_BYTES + " bytes", oversized.headers().get(HttpHeaderNames.ORIGIN)));
           }

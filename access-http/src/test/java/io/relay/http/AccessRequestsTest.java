@@ -30,12 +30,14 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.japi.function.Function;
 import org.apache.pekko.stream.Materializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -436,15 +438,52 @@ class AccessRequestsTest {
     }
   }
 
+  /**
+   * Over real sockets on loopback: a body refused as larger than the limit ends its head's clock,
+   * as a request read whole does. Queued behind an answer that takes longer than the header
+   * timeout, the 413 comes after that answer, and the connection is not reset at the timeout.
+   */
+  @Test
+  void aBodyRefusedAsTooLargeBehindASlowAnswerStopsItsHeadsClock() throws Exception {
+    Duration headerTimeout = Duration.ofSeconds(1);
+    ClientPorts ports =
+        new ClientPorts(
+            PortSettings.create(ConfigFactory.parseMap(Map.of("relay.header-timeout", headerTimeout.toMillis() + "ms")).withFallback(ConfigFactory.load())),
+            errors());
+    CompletableFuture<HttpResponse> slow = new CompletableFuture<>();
+    AtomicInteger asked = new AtomicInteger();
+    try (Socket client = new Socket()) {
+      client.connect(serving(ports, request -> asked.incrementAndGet() == 1 ? slow : CompletableFuture.completedFuture(HttpResponse.create())));
+      client.setSoTimeout(10_000);
+      client.getOutputStream().write("GET /status/a HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      Await.until("the first request reaches the route", Duration.ofSeconds(10), () -> asked.get() == 1);
+      client.getOutputStream().write(("POST /bids/deny HTTP/1.1\r\nHost: x\r\nContent-Length: " + (AccessRequests.MAX_BODY_BYTES + 1) + "\r\n\r\n{")
+          .getBytes(StandardCharsets.US_ASCII));
+      Await.pause(2 * headerTimeout.toMillis()); // the header timeout passes while the first answer is on its way
+      slow.complete(HttpResponse.create().withEntity("answer to /status/a"));
+      String answers = new String(client.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+      assertTrue(answers.startsWith("HTTP/1.1 200 ") && answers.contains("answer to /status/a"), "the first answer first: " + answers);
+      assertTrue(answers.indexOf("HTTP/1.1 413 ") > answers.indexOf("answer to /status/a"), "then the 413: " + answers);
+      assertEquals(0, ports.counters().headerTimeouts.sum(), "no header timeout");
+    } finally {
+      ports.terminate(Duration.ZERO).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
   /** Binds a port of {@code ports} whose every answer is a body of {@code size} bytes, idle after {@link #SOCKET_IDLE}. */
   private InetSocketAddress serving(ClientPorts ports, int size) {
     String body = "x".repeat(size);
+    return serving(ports, request -> CompletableFuture.completedFuture(HttpResponse.create().withEntity(body)));
+  }
+
+  /** Binds a port of {@code ports} answering with {@code route}, idle after {@link #SOCKET_IDLE}. */
+  private InetSocketAddress serving(ClientPorts ports, Function<HttpRequest, CompletionStage<HttpResponse>> route) {
     return ports.bind(
         "127.0.0.1", 0, Optional.empty(),
         pipeline ->
             AccessRequests.install(
                 pipeline,
-                request -> CompletableFuture.completedFuture(HttpResponse.create().withEntity(body)),
+                route,
                 null,
                 new Cors(SETTINGS),
                 Materializer.matFromSystem(KIT.system()),

@@ -11,7 +11,9 @@ import java.util.concurrent.TimeUnit;
  * A client that started a request head must finish it within {@code relay.header-timeout}, or
  * its connection is reset. The first head counts from the accept (on a TLS port the handshake is
  * inside it); a later one on an access connection from its first bytes, once {@link #headRead}
- * said the last came. A relay connection's upgrade removes this handler with its one head.
+ * said the last request came whole, its body included. A relay connection's upgrade removes this
+ * handler with its one head, as the access port does with a head whose body it refuses as too
+ * large (the connection closes after that answer).
  */
 public final class HeadTimeout extends ChannelInboundHandlerAdapter {
   /** The handler's name in a connection's pipeline. */

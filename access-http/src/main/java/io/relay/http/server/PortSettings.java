@@ -12,8 +12,9 @@ import java.time.Duration;
  *
  * @param maxConnections the connections all of the node's client ports hold together; past it
  *     they stop accepting (new connections wait in the kernel's backlog) until one closes
- * @param headerTimeout how long a client may take to send a request's head once it has started
- *     it; past it the connection is closed
+ * @param headerTimeout how long a client may take to send a request's head (on the access port
+ *     the whole request, its body included): a connection's first from its accept, a later one
+ *     from its first bytes; past it the connection is reset
  * @param eventLoops the threads serving the client ports' connections, each serving its share of
  *     them for their whole life
  * @param writeBuffer what a connection's channel holds of outgoing bytes before the relay stops
