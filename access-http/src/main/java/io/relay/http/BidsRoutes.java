@@ -42,8 +42,6 @@ record BidsRoutes(
     BooleanSupplier denyListRead,
     RelayMetrics metrics,
     ActorSystem<?> system) {
-  private static final String ADMIN = "relay:admin";
-
   Route route() {
     return pathPrefix("bids", () -> concat(list("deny", true), list("allow", false)));
   }
@@ -56,8 +54,8 @@ record BidsRoutes(
                 post(
                     () ->
                         parameterOptional(
-                            "bid", bid -> parameterOptional("exp", exp -> guard.route(ADMIN, claims -> set(bid, exp, denied))))),
-                get(() -> guard.route(ADMIN, claims -> read(denied)))));
+                            "bid", bid -> parameterOptional("exp", exp -> guard.route(AdminGuard.SCOPE, claims -> set(bid, exp, denied))))),
+                get(() -> guard.route(AdminGuard.SCOPE, claims -> read(denied)))));
   }
 
   private CompletionStage<HttpResponse> set(Optional<String> bid, Optional<String> exp, boolean denied) {

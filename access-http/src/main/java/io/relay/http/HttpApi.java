@@ -84,7 +84,6 @@ public final class HttpApi extends AllDirectives {
         concat(
             // only code requests count as admissions: /bids and /status stay open under a flood
             extractUnmatchedPath(path -> SessionRoutes.isSessionPath(path) ? post(() -> admissions.admit(busy, () -> session)) : reject()),
-            session,
             new BidsRoutes(
                     guard,
                     settings,
@@ -128,8 +127,9 @@ public final class HttpApi extends AllDirectives {
     return ExceptionHandler.newBuilder().matchAny(failure -> complete(guard.toResponse(failure))).build();
   }
 
+  /** Pekko's answers to rejections with a JSON body, their headers kept (a 405's {@code Allow}). */
   private static RejectionHandler jsonRejections() {
     return RejectionHandler.defaultHandler()
-        .mapRejectionResponse(response -> Json.error(response.status().intValue(), response.status().reason()));
+        .mapRejectionResponse(response -> Json.error(response.status().intValue(), response.status().reason()).addHeaders(response.getHeaders()));
   }
 }

@@ -53,6 +53,15 @@ class AccessApiTest {
   }
 
   @Test
+  void aSessionPathAskedWithAnotherMethodGetsAJson405NamingPost() {
+    for (String method : List.of("GET", "PUT", "DELETE")) {
+      AccessClient.Answer answer = access.request(method, "/session/lab/a", Map.of());
+      assertError(405, answer, method);
+      assertEquals(List.of("POST"), answer.headers().allValues("Allow"), method + ": Allow names the one method");
+    }
+  }
+
+  @Test
   void badTokensGet401() {
     Instant now = Instant.now();
     Map<String, String> tokens =

@@ -169,7 +169,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     ByteBuf bytes = (ByteBuf) msg;
     lastInNanos = clock.nanoTime();
     try {
-      if (!ended && !inbound.hasEnded()) {
+      if (!ended) {
         inbound.read(bytes);
       }
     } finally {

@@ -109,16 +109,11 @@ public final class InboundProtocol implements FrameReader.Handler {
     this.budget = budget;
   }
 
-  /**
-   * Reads the next bytes the client sent, the readable bytes of {@code bytes}.
-   *
-   * @return false once reading has ended (a close or a broken rule): later bytes are not read
-   */
-  public boolean read(ByteBuf bytes) {
+  /** Reads the next bytes the client sent, the readable bytes of {@code bytes}; none once reading has ended. */
+  public void read(ByteBuf bytes) {
     if (!ended) {
       reader.read(bytes, this);
     }
-    return !ended;
   }
 
   /** Whether reading has ended: the client closed or broke a rule. */
