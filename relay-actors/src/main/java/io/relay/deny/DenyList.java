@@ -10,13 +10,11 @@ import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
-import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorRefResolver;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
-import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
@@ -31,7 +29,6 @@ import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
 import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Subscribe;
-import org.apache.pekko.remote.FailureDetectorRegistry;
 
 /**
  * The replicated deny and allow list of bookings (booking id to state and expiry), spread over
@@ -125,11 +122,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     INSTANCE
   }
 
-  /** Counts the majority again ({@link Membership#evaluate}). */
-  private enum Recount implements Command {
-    INSTANCE
-  }
-
   private record MembershipChanged(ClusterEvent.MemberEvent event) implements Command {}
 
   private record ReachabilityChanged(ClusterEvent.ReachabilityEvent event) implements Command {}
@@ -149,8 +141,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private static final Duration REPLICAS_RETRY = Duration.ofMillis(200);
   /** After this many retries the load starts with the replicas the replicator knows. */
   private static final int REPLICAS_ATTEMPTS = 25;
-  /** How often the majority is counted again, as often as Pekko reaps unreachable members by default. */
-  private static final Duration RECOUNT = Duration.ofSeconds(1);
   /** At most one capacity warning in this long. */
   private static final Duration FULL_WARNING_EVERY = Duration.ofMinutes(1);
 
@@ -232,11 +222,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     this.places = new Places(capacity, view, self);
     this.reads = new ShardReads(capacity.shards(), LOAD_WINDOW);
     Cluster cluster = Cluster.get(context.getSystem());
-    FailureDetectorRegistry<Address> detector = org.apache.pekko.cluster.Cluster.get(Adapter.toClassic(context.getSystem())).failureDetector();
-    this.membership =
-        new Membership(
-            cluster.selfMember().uniqueAddress(),
-            member -> detector.isMonitoring(member.address()) && detector.isAvailable(member.address()));
+    this.membership = new Membership(cluster.selfMember().uniqueAddress());
     this.selfAddress = cluster.selfMember().address().toString();
     status.read(false);
     status.entries(0);
@@ -257,7 +243,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     cancels.tell(Topic.subscribe(context.messageAdapter(Cancel.class, CancelHeard::new)));
     timers.startTimerWithFixedDelay(Sweep.INSTANCE, settings.denySweepInterval());
     timers.startTimerWithFixedDelay(Settle.INSTANCE, DenyView.SETTLE);
-    timers.startTimerWithFixedDelay(Recount.INSTANCE, RECOUNT);
   }
 
   /**
@@ -288,7 +273,6 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
         .onMessage(Sweep.class, this::onSweep)
         .onMessage(MembershipChanged.class, changed -> onMembership(membership.apply(changed.event())))
         .onMessage(ReachabilityChanged.class, changed -> onMembership(membership.apply(changed.event())))
-        .onMessage(Recount.class, recount -> onMembership(membership.evaluate()))
         .onMessage(StartLoad.class, this::onStartLoad)
         .onMessage(Replicas.class, this::onReplicas)
         .onMessage(Loaded.class, this::onLoaded)

@@ -2,26 +2,22 @@ package io.relay.deny;
 
 import java.util.HashSet;
 import java.util.Set;
-import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.UniqueAddress;
 
 /**
- * The cluster as the deny list sees it: the members that have been Up, which of them this node
- * cannot reach, and so whether it can read a majority; and which members must confirm a change of
- * the list before it is answered. Fed the cluster's member and reachability events, and asked
- * again ({@link #evaluate}) while the cluster and this node's own failure detector disagree; not
+ * The cluster as the deny list sees it: the members that have been Up, which of them are
+ * unreachable, and so whether this node can read a majority; and which members must confirm a
+ * change of the list before it is answered. Fed the cluster's member and reachability events; not
  * thread-safe.
  *
  * <p>A member is unreachable in the cluster's events when any member's failure detector finds it
- * so, not only this node's. So after a partition heals, the other side's findings about nodes of
- * the majority reach a node with the gossip before that side has cleared them; counted as they
- * come, they would take a majority node's majority for about a second. A member this node's own
- * detector watches counts as unreachable only while that detector finds it so too; one it does not
- * watch (a cluster of over ten nodes watches each node from only some), as the cluster says. No
- * event comes when this node's detector loses a member the cluster already lists unreachable, so
- * the owner calls {@link #evaluate} on a timer.
+ * so, not only this node's (Pekko never reports this node itself). So for a moment after a
+ * partition heals, the other side's findings about nodes of the majority, which reach a node with
+ * the gossip before that side has cleared them, can take a majority node's majority: it reads the
+ * list again and serves again about a second later. That errs towards refusing (503), never
+ * towards issuing codes without a majority.
  */
 final class Membership {
 
@@ -35,8 +31,6 @@ final class Membership {
   }
 
   private final UniqueAddress self;
-  /** Whether this node's own failure detector watches a member and finds it available. */
-  private final Predicate<UniqueAddress> reachedHere;
   /** Members that have been Up and are not removed yet: the nodes a majority is counted over. */
   private final Set<UniqueAddress> members = new HashSet<>();
   /** Members whose status is Up now (the replicator's count of replicas covers at least these). */
@@ -46,9 +40,8 @@ final class Membership {
   private final Set<UniqueAddress> confirming = new HashSet<>();
   private boolean majority;
 
-  Membership(UniqueAddress self, Predicate<UniqueAddress> reachedHere) {
+  Membership(UniqueAddress self) {
     this.self = self;
-    this.reachedHere = reachedHere;
   }
 
   Change apply(ClusterEvent.MemberEvent event) {
@@ -104,27 +97,22 @@ final class Membership {
    */
   Set<String> confirmers() {
     return up.stream()
-        .filter(member -> confirming.contains(member) && !isUnreachable(member))
+        .filter(member -> confirming.contains(member) && !unreachable.contains(member))
         .map(member -> member.address().toString())
         .collect(Collectors.toUnmodifiableSet());
-  }
-
-  private boolean isUnreachable(UniqueAddress member) {
-    return unreachable.contains(member) && !reachedHere.test(member);
   }
 
   private int reachable() {
     int reachable = 0;
     for (UniqueAddress member : members) {
-      if (!isUnreachable(member)) {
+      if (!unreachable.contains(member)) {
         reachable++;
       }
     }
     return reachable;
   }
 
-  /** Counts the majority again, this node's failure detector asked afresh. */
-  Change evaluate() {
+  private Change evaluate() {
     boolean before = majority;
     majority = members.contains(self) && reachable() * 2 > members.size();
     if (majority) {
