@@ -252,8 +252,8 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     }
     if (handshake.onFailure()) {
       if (connection.outbound().isClosing()) {
-        // a move or a drain was letting what is queued go first: a failure drops it, its close goes next
-        metrics.framesDropped.inc(connection.outbound().discardPending());
+        // a move or a drain was letting what is queued go first: a failure lets it go, its close goes next
+        metrics.framesDiscarded.labelValues("reader").inc(connection.outbound().discardPending());
       }
       connection.close(closeCode, reason);
     } else {

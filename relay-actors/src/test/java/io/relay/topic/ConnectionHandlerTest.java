@@ -351,7 +351,7 @@ class ConnectionHandlerTest {
     EmbeddedChannel writerChannel = channels[0];
     Connection reader = room.readers()[1];
     writerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.BINARY, true, payload(1_000, 1)).frame(WsFrames.BINARY, true, payload(1_000, 2)).bytes()));
-    double dropped = metrics.framesDropped.get();
+    double discarded = metrics.framesDiscarded.labelValues("reader").get();
     reader.close(CloseCodes.GOING_AWAY, "node draining"); // lets the two queued messages go first
     EmbeddedChannel readerChannel = channels[1];
     readerChannel.writeInbound(Unpooled.wrappedBuffer(new byte[] {(byte) 0x82, 0x01, 0x07})); // unmasked: a protocol error
@@ -361,7 +361,8 @@ class ConnectionHandlerTest {
     assertEquals(CloseCodes.GOING_AWAY, close.getUnsignedShort(2), "the server's close, asked for first, keeps its code");
     close.release();
     assertNull(readerChannel.readOutbound(), "nothing after the close");
-    assertEquals(dropped + 2, metrics.framesDropped.get(), "the two queued messages are counted as dropped");
+    assertEquals(discarded + 2, metrics.framesDiscarded.labelValues("reader").get(), "the two queued messages, let go by the close");
+    assertEquals(0.0, metrics.framesDropped.get(), "and not as drops");
     readerChannel.finishAndReleaseAll();
     writerChannel.finishAndReleaseAll();
   }
