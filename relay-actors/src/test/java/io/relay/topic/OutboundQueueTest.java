@@ -92,9 +92,7 @@ class OutboundQueueTest {
   @Test
   void whatACloseLetsGoIsCountedAsDiscardedAndNotAsDropped() {
     Counter discarded = Counter.builder().name("discarded").build();
-    OutboundQueue denied = new OutboundQueue(10, 1 << 20, discarded);
-    denied.offer(frame(1));
-    denied.offer(frame(1));
+    OutboundQueue denied = twoQueued(discarded);
     denied.close(CloseCodes.BOOKING_DENIED, "denied", false);
     assertEquals(2, discarded.getLongValue(), "a close at once lets what is queued go");
     denied.offer(frame(1));
@@ -103,9 +101,7 @@ class OutboundQueueTest {
     denied.offer(frame(1));
     assertEquals(4, discarded.getLongValue(), "and after its close frame went");
 
-    OutboundQueue draining = new OutboundQueue(10, 1 << 20, discarded);
-    draining.offer(frame(1));
-    draining.offer(frame(1));
+    OutboundQueue draining = twoQueued(discarded);
     draining.close(CloseCodes.GOING_AWAY, "draining", true);
     assertEquals(4, discarded.getLongValue(), "a graceful close keeps what is queued");
     draining.offer(frame(1));
@@ -114,6 +110,14 @@ class OutboundQueueTest {
     draining.dispose();
     assertEquals(6, discarded.getLongValue(), "the connection ended with one frame still queued");
     assertEquals(0, denied.dropped() + draining.dropped(), "none of it is a drop");
+  }
+
+  /** A queue counting its discards in {@code discarded}, two frames queued. */
+  private static OutboundQueue twoQueued(Counter discarded) {
+    OutboundQueue queue = new OutboundQueue(10, 1 << 20, discarded);
+    queue.offer(frame(1));
+    queue.offer(frame(1));
+    return queue;
   }
 
   @Test
