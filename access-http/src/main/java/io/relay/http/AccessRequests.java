@@ -116,12 +116,18 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
         new HttpObjectAggregator(MAX_BODY_BYTES) {
           @Override
           protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-            counters.oversizedBodies.increment();
+            Requests.Refusal head = Requests.refusal((io.netty.handler.codec.http.HttpRequest) oversized); // a head refused for itself: its own answer
+            if (head == null) {
+              counters.oversizedBodies.increment();
+            } else {
+              Requests.countMalformed(head, counters, errors);
+            }
             if (ctx.pipeline().get(HeadTimeout.NAME) != null) {
               ctx.pipeline().remove(HeadTimeout.NAME); // its head came whole, and the connection reads no other: no clock
             }
             AccessRequests handler = ctx.pipeline().get(AccessRequests.class);
-            handler.refuseInTurn(ctx, handler.error(413, "request body larger than " + MAX_BODY_BYTES + " bytes", oversized.headers().get(HttpHeaderNames.ORIGIN)));
+            String origin = oversized.headers().get(HttpHeaderNames.ORIGIN);
+            handler.refuseInTurn(ctx, head == null ? handler.error(413, "request body larger than " + MAX_BODY_BYTES + " bytes", origin) : handler.error(head.status(), head.reason(), origin));
           }
 
           @Override

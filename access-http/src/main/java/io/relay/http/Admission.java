@@ -153,7 +153,7 @@ final class Admission {
         new Connection.Grant(
             grant.topic(), grant.bookingId(), grant.scopes(), Instant.now(), expiresAt, remoteAddress, userAgent);
     OutboundQueue outbound =
-        new OutboundQueue(relaySettings.bufferSize(), relaySettings.bufferBytes(), metrics.framesDiscarded.labelValues("reader"));
+        new OutboundQueue(relaySettings.bufferSize(), relaySettings.bufferBytes(), metrics.readerFramesDiscarded);
     return new Connection(connectionIds.incrementAndGet(), info, outbound);
   }
 

@@ -215,6 +215,26 @@ class AccessRequestsTest {
   }
 
   @Test
+  void aHeadRefusedForItselfGetsItsOwnAnswerEvenWhenItAnnouncesABodyOverTheLimit() {
+    String tooLarge = "Content-Length: " + (AccessRequests.MAX_BODY_BYTES + 1) + "\r\n";
+    Map<String, String> requests =
+        Map.of(
+            "POST /bids/" + "a".repeat(Requests.MAX_TARGET_BYTES) + " HTTP/1.1\r\nHost: x\r\n" + tooLarge + "\r\n{", "414",
+            "POST /bids HTTP/1.1\r\nHost: x\r\n" + tooLarge + "X: y\r\n".repeat(Requests.MAX_FIELDS) + "\r\n{", "431");
+    requests.forEach(
+        (request, status) -> {
+          EmbeddedChannel channel = connection(false);
+          send(channel, request);
+          String answer = response(channel);
+          assertTrue(answer != null && answer.startsWith("HTTP/1.1 " + status + " "), "a " + status + ", not the body's 413: " + answer);
+          assertFalse(channel.isActive(), "closed once the answer is written");
+          channel.finishAndReleaseAll();
+        });
+    assertEquals(2, counters.malformedHeads.sum(), "each refused head is counted as malformed");
+    assertEquals(0, counters.oversizedBodies.sum(), "and not as a body refused");
+  }
+
+  @Test
   void aBodyOverTheLimitAnnouncedWithExpectContinueGetsTheSameJson413BeforeItIsSent() {
     EmbeddedChannel channel = connection(false);
     send(channel, "POST /bids/deny HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: "

@@ -1,5 +1,6 @@
 package io.relay.metrics;
 
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
@@ -28,6 +29,9 @@ public final class RelayMetrics {
           "Messages a close let go, by side: not sent to a reader because its close was asked or its connection ended (reader, per reader), or sent by a writer once its own close had begun (writer, not relayed)",
           "side",
           "reader", "writer");
+  /** {@link #framesDiscarded}'s two sides, each looked up once. */
+  public final CounterDataPoint readerFramesDiscarded = framesDiscarded.labelValues("reader");
+  public final CounterDataPoint writerFramesDiscarded = framesDiscarded.labelValues("writer");
   public final Counter closeTimeouts =
       counter("relay_close_timeouts", "WebSocket connections reset because the client did not finish the close handshake within relay.close-timeout");
   public final Counter framesRefused =

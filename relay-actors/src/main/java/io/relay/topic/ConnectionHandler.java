@@ -191,7 +191,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       connection.stats().refused();
       metrics.framesRefused.inc();
     } else {
-      metrics.framesDiscarded.labelValues("writer").inc(); // sent once the server began closing it
+      metrics.writerFramesDiscarded.inc(); // sent once the server began closing it
     }
   }
 
@@ -251,10 +251,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       metrics.connectionsShed.inc(); // a message the budget had no room for; one it shed is counted by it
     }
     if (handshake.onFailure()) {
-      if (connection.outbound().isClosing()) {
-        // a move or a drain was letting what is queued go first: a failure lets it go, its close goes next
-        metrics.framesDiscarded.labelValues("reader").inc(connection.outbound().discardPending());
-      }
+      connection.outbound().stopFlushing(); // a move's or a drain's close goes next, without what is queued
       connection.close(closeCode, reason);
     } else {
       ctx.close();

@@ -23,7 +23,8 @@ import java.util.ArrayDeque;
  * <p>The queue holds each frame for the node's {@link MemoryBudget}: a frame it drops, discards
  * or refuses is released at once; one it hands out with {@link #poll} is the caller's to release.
  * What it lets go because of a close (offered once the close was asked, queued when a close that
- * does not wait for it was asked or the connection ended) is counted as discarded.
+ * does not wait for it was asked, when the client broke a rule during a graceful one, or when the
+ * connection ended) is counted as discarded.
  */
 public final class OutboundQueue {
   private final int maxMessages;
@@ -114,6 +115,17 @@ public final class OutboundQueue {
   public synchronized int discardPending() {
     flushFirst = false;
     return dropQueued();
+  }
+
+  /**
+   * The client broke a rule while a graceful close was letting what is queued go first: what is
+   * still queued is let go, counted as discarded, and the close goes next with its own code.
+   */
+  public synchronized void stopFlushing() {
+    if (closeFrame != null && flushFirst) {
+      flushFirst = false;
+      discard();
+    }
   }
 
   /**

@@ -116,11 +116,6 @@ public final class InboundProtocol implements FrameReader.Handler {
     }
   }
 
-  /** Whether reading has ended: the client closed or broke a rule. */
-  public boolean hasEnded() {
-    return ended;
-  }
-
   /**
    * Stops keeping messages: the rest of the connection's messages are read for the rules and
    * for the client's close only (the server is closing the connection).

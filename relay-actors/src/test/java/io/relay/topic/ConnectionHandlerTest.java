@@ -19,6 +19,7 @@ import io.relay.testing.TestClusterConfig;
 import io.relay.ws.ClientFrames;
 import io.relay.ws.CloseCodes;
 import io.relay.ws.WsFrames;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -53,7 +54,7 @@ class ConnectionHandlerTest {
   /** A writer's channel and a reader's, the topic's two members: {writer, reader}. */
   private EmbeddedChannel[] writerAndReader() {
     Connection writer = TestConnections.connection("t", "w", "read", "write");
-    Connection reader = TestConnections.connection("t", "r", "read");
+    Connection reader = TestConnections.connection(metrics.readerFramesDiscarded, "t", "r", Instant.now().plusSeconds(3600), "read");
     EmbeddedChannel[] channels = {channel(writer), channel(reader)};
     room.setReaders(new Connection[] {writer, reader});
     return channels;
@@ -363,6 +364,7 @@ class ConnectionHandlerTest {
     assertNull(readerChannel.readOutbound(), "nothing after the close");
     assertEquals(discarded + 2, metrics.framesDiscarded.labelValues("reader").get(), "the two queued messages, let go by the close");
     assertEquals(0.0, metrics.framesDropped.get(), "and not as drops");
+    assertEquals(0, reader.outbound().dropped(), "nor as the reader's own drops, which /status shows");
     readerChannel.finishAndReleaseAll();
     writerChannel.finishAndReleaseAll();
   }

@@ -19,6 +19,7 @@ import io.netty.channel.local.LocalChannel;
 import io.netty.channel.local.LocalIoHandler;
 import io.netty.channel.local.LocalServerChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.relay.RelaySettings;
 import io.relay.deny.DenyList;
@@ -82,11 +83,18 @@ final class TestConnections {
             });
   }
 
-  /** A connection of {@code topic} for {@code booking} with {@code scopes}, expiring at {@code expiresAt}. */
-  static Connection connection(String topic, String booking, Instant expiresAt, String... scopes) {
+  /**
+   * A connection of {@code topic} for {@code booking} with {@code scopes}, expiring at {@code
+   * expiresAt}, whose queue counts what a close lets go in {@code discarded}.
+   */
+  static Connection connection(CounterDataPoint discarded, String topic, String booking, Instant expiresAt, String... scopes) {
     Connection.Grant grant =
         new Connection.Grant(topic, booking, List.of(scopes), Instant.now(), expiresAt, "127.0.0.1", "test");
-    return new Connection(IDS.incrementAndGet(), grant, new OutboundQueue(64, 1 << 20, Counter.builder().name("discarded").build()));
+    return new Connection(IDS.incrementAndGet(), grant, new OutboundQueue(64, 1 << 20, discarded));
+  }
+
+  static Connection connection(String topic, String booking, Instant expiresAt, String... scopes) {
+    return connection(Counter.builder().name("discarded").build(), topic, booking, expiresAt, scopes);
   }
 
   static Connection connection(String topic, String booking, String... scopes) {
