@@ -1,5 +1,10 @@
 package io.relay.bench;
 
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -9,6 +14,7 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
+import java.util.List;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
@@ -17,17 +23,21 @@ import javax.net.ssl.TrustManagerFactory;
 /**
  * The generator's side of wss and https: TLS 1.3 with one cipher suite, so that the relay and
  * nginx are measured doing the same cryptography, trusting only the certificate both servers are
- * given (its name checked as a browser would).
+ * given (its name checked as a browser would). The WebSocket connections' engines are BoringSSL's
+ * (netty-tcnative, as the node's own), so that the generator's share of the two cores spent on
+ * TLS is as small as a server's; the JDK's context serves the access API's HTTPS requests.
  */
 final class Tls {
   /** The suite every benchmark connection offers: the common one, with AES-NI on x86. */
   static final String DEFAULT_SUITE = "TLS_AES_128_GCM_SHA256";
 
   private final SSLContext context;
+  private final SslContext engines;
   private final String suite;
 
-  private Tls(SSLContext context, String suite) {
+  private Tls(SSLContext context, SslContext engines, String suite) {
     this.context = context;
+    this.engines = engines;
     this.suite = suite;
   }
 
@@ -47,7 +57,10 @@ final class Tls {
       trust.init(trusted);
       SSLContext context = SSLContext.getInstance("TLSv1.3");
       context.init(null, trust.getTrustManagers(), null);
-      return new Tls(context, suite);
+      OpenSsl.ensureAvailability();
+      SslContext engines = SslContextBuilder.forClient().sslProvider(SslProvider.OPENSSL)
+          .trustManager(trust).protocols("TLSv1.3").ciphers(List.of(suite)).build();
+      return new Tls(context, engines, suite);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + ca, e);
     } catch (GeneralSecurityException e) {
@@ -68,11 +81,12 @@ final class Tls {
     return parameters;
   }
 
-  /** A client engine for one connection to {@code host:port}. */
+  /** A client engine (BoringSSL) for one WebSocket connection to {@code host:port}. */
   SSLEngine engine(String host, int port) {
-    SSLEngine engine = context.createSSLEngine(host, port);
-    engine.setUseClientMode(true);
-    engine.setSSLParameters(parameters());
+    SSLEngine engine = engines.newEngine(ByteBufAllocator.DEFAULT, host, port);
+    SSLParameters parameters = engine.getSSLParameters();
+    parameters.setEndpointIdentificationAlgorithm("HTTPS");
+    engine.setSSLParameters(parameters);
     return engine;
   }
 }
