@@ -17,7 +17,7 @@ public final class AdminGuard extends AllDirectives {
   private final TokenVerifier verifier;
 
   public AdminGuard(HttpSettings settings, TokenKeys keys) {
-    this.verifier = new TokenVerifier(settings, keys);
+    this.verifier = new TokenVerifier(settings, keys, 0, () -> {}, () -> System.currentTimeMillis() / 1000); // no cache: each token checked in full
   }
 
   /** {@code inner} for a request with a valid {@code relay:admin} token, else a JSON refusal. */

@@ -62,7 +62,6 @@ final class TokenVerifier {
   private volatile Verifiers verifiers;
   /** Tokens verified before, by their text, each with the version of the keys it was verified under; null when the cache is off. */
   private final Cache<String, Remembered> verified;
-  private volatile long cachedVersion;
   private final Runnable onCached;
   private final LongSupplier clockSeconds;
 
@@ -74,11 +73,6 @@ final class TokenVerifier {
   }
 
   private record Verifiers(long version, List<JWTVerifier> each) {}
-
-  /** A verifier that checks every token in full. */
-  TokenVerifier(HttpSettings settings, TokenKeys keys) {
-    this(settings, keys, 0, () -> {}, () -> System.currentTimeMillis() / 1000);
-  }
 
   /**
    * A verifier that remembers up to {@code cacheSize} verified tokens (0: none), each until its
@@ -127,10 +121,9 @@ final class TokenVerifier {
     if (in.version() != now.version()) {
       in = verifiers(now);
       verifiers = in;
-    }
-    if (verified != null && cachedVersion != now.version()) {
-      verified.invalidateAll();
-      cachedVersion = now.version();
+      if (verified != null) {
+        verified.invalidateAll();
+      }
     }
     return in;
   }

@@ -114,7 +114,7 @@ class AccessLimitsRouteTest extends RouteTesting {
   }
 
   private Route access() {
-    AccessGuard guard = new AccessGuard(new TokenVerifier(http, TokenKeys.from(http)), errors, metrics);
+    AccessGuard guard = new AccessGuard(new TokenVerifier(http, TokenKeys.from(http), 0, () -> {}, () -> System.currentTimeMillis() / 1000), errors, metrics);
     return concat(
         new SessionRoutes(guard, http, codes, this::verdict, metrics, kit.system()).route(),
         new BidsRoutes(guard, http, relay.denyMaxLifetime(), Duration.ofSeconds(5), denyList, denyListRead::get, metrics, kit.system())

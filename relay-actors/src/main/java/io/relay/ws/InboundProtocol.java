@@ -312,8 +312,7 @@ public final class InboundProtocol implements FrameReader.Handler {
    */
   private boolean reserve(int size) {
     if (size > message.length) {
-      int capacity =
-          (int) Math.min(Math.max(size, message == NO_BYTES ? 0 : 2 * message.length), maxMessageBytes);
+      int capacity = (int) Math.min(Math.max(size, 2 * message.length), maxMessageBytes);
       if (!budget.tryCharge(capacity - reserved)) {
         return false;
       }
