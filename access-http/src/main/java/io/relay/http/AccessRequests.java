@@ -116,15 +116,14 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
         new HttpObjectAggregator(MAX_BODY_BYTES) {
           @Override
           protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-            Requests.Refusal head = Requests.refusal((io.netty.handler.codec.http.HttpRequest) oversized); // a head refused for itself: its own answer
+            Requests.Refusal head = Requests.refusal((io.netty.handler.codec.http.HttpRequest) oversized, counters, errors); // refused for itself: its own answer
             if (head == null) {
               counters.oversizedBodies.increment();
-            } else {
-              Requests.countMalformed(head, counters, errors);
             }
             if (ctx.pipeline().get(HeadTimeout.NAME) != null) {
               ctx.pipeline().remove(HeadTimeout.NAME); // its head came whole, and the connection reads no other: no clock
             }
+            ctx.pipeline().remove(this); // nor aggregates another: what follows reaches the handler unread (channelRead drops it)
             AccessRequests handler = ctx.pipeline().get(AccessRequests.class);
             String origin = oversized.headers().get(HttpHeaderNames.ORIGIN);
             handler.refuseInTurn(ctx, head == null ? handler.error(413, "request body larger than " + MAX_BODY_BYTES + " bytes", origin) : handler.error(head.status(), head.reason(), origin));
@@ -175,9 +174,8 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     CompletionStage<FullHttpResponse> answer;
     String origin = request.headers().get(HttpHeaderNames.ORIGIN);
     try {
-      Requests.Refusal malformed = Requests.refusal(request);
+      Requests.Refusal malformed = Requests.refusal(request, counters, errors);
       if (malformed != null) {
-        Requests.countMalformed(malformed, counters, errors);
         closing = true;
         Requests.answerAndClose(ctx, error(malformed.status(), malformed.reason(), origin));
         return;

@@ -139,9 +139,8 @@ final class RelayUpgrade extends ChannelInboundHandlerAdapter {
   /** The topic of an upgrade that goes on to its admission, a place at the gate taken for it; else its refusal. */
   private String admissible(HttpRequest request, QueryStringDecoder target, String key) {
     Requests.countFields(request);
-    Requests.Refusal malformed = Requests.refusal(request);
+    Requests.Refusal malformed = Requests.refusal(request, counters, warnings);
     if (malformed != null) {
-      Requests.countMalformed(malformed, counters, warnings);
       throw new ApiException(malformed.status(), malformed.reason());
     }
     try {

@@ -235,6 +235,16 @@ class AccessRequestsTest {
   }
 
   @Test
+  void aRequestAfterAHeadWhoseBodyIsRefusedIsNeitherAnsweredNorCounted() {
+    EmbeddedChannel channel = connection(false);
+    String oversized = "POST /bids/deny HTTP/1.1\r\nHost: x\r\nContent-Length: " + (AccessRequests.MAX_BODY_BYTES + 1) + "\r\n\r\n";
+    send(channel, oversized + "{".repeat(AccessRequests.MAX_BODY_BYTES + 1) + oversized + "{");
+    assertRefusedWithAJson413(channel);
+    assertNull(response(channel, Duration.ofMillis(200)), "one answer, the first head's");
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
   void aBodyOverTheLimitAnnouncedWithExpectContinueGetsTheSameJson413BeforeItIsSent() {
     EmbeddedChannel channel = connection(false);
     send(channel, "POST /bids/deny HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: "

@@ -112,6 +112,24 @@ class OutboundQueueTest {
     assertEquals(0, denied.dropped() + draining.dropped(), "none of it is a drop");
   }
 
+  @Test
+  void aGracefulCloseThatStopsFlushingGoesNextWithItsCodeAndDiscardsWhatWasQueued() {
+    Counter discarded = Counter.builder().name("discarded").build();
+    OutboundQueue draining = twoQueued(discarded);
+    draining.close(CloseCodes.GOING_AWAY, "draining", true);
+    draining.stopFlushing();
+    assertClose(CloseCodes.GOING_AWAY, draining.poll());
+    assertNull(draining.poll(), "nothing after the close");
+    assertEquals(2, discarded.getLongValue(), "the two queued frames, discarded");
+    assertEquals(0, draining.dropped(), "and not dropped");
+
+    OutboundQueue open = twoQueued(discarded);
+    open.stopFlushing();
+    assertEquals(2, open.size(), "without a graceful close nothing is let go");
+    assertEquals(2, discarded.getLongValue());
+    open.dispose();
+  }
+
   /** A queue counting its discards in {@code discarded}, two frames queued. */
   private static OutboundQueue twoQueued(Counter discarded) {
     OutboundQueue queue = new OutboundQueue(10, 1 << 20, discarded);

@@ -107,7 +107,7 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--tls-ca", description = "PEM certificate to trust for https and wss (the servers' own, self-signed).")
   Path tlsCa;
 
-  @Option(names = "--tls-suite", defaultValue = Tls.DEFAULT_SUITE, description = "The one TLS 1.3 cipher suite offered (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--tls-suite", defaultValue = Tls.DEFAULT_SUITE, description = "The one TLS 1.3 cipher suite every connection must negotiate (default: ${DEFAULT-VALUE}).")
   String tlsSuite;
 
   @Mixin NodeKey node;

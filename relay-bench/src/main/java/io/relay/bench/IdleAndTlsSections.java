@@ -50,8 +50,8 @@ final class IdleAndTlsSections {
   static void tls(List<Map<String, Object>> tls) {
     if (!tls.isEmpty()) {
       md.append("## Over TLS: wss and https terminated by the node itself and by nginx\n\n"
-          + "The same workloads with one self-signed RSA 2048 certificate on both servers; the generator offers TLS 1.3 with "
-          + "TLS_AES_128_GCM_SHA256 alone (the suite negotiated is recorded in each result).\n\n");
+          + "The same workloads with one self-signed RSA 2048 certificate on both servers; the generator asks for TLS 1.3 with "
+          + "TLS_AES_128_GCM_SHA256 and fails a connection that negotiates another suite (the suite negotiated is recorded in each result).\n\n");
       List<Map<String, Object>> tlsW1 = of(tls, "W1");
       if (!tlsW1.isEmpty()) {
         md.append("### wss W1 video fan-out\n\n");

@@ -25,7 +25,9 @@ import javax.net.ssl.TrustManagerFactory;
  * nginx are measured doing the same cryptography, trusting only the certificate both servers are
  * given (its name checked as a browser would). The WebSocket connections' engines are BoringSSL's
  * (netty-tcnative, as the node's own), so that the generator's share of the two cores spent on
- * TLS is as small as a server's; the JDK's context serves the access API's HTTPS requests.
+ * TLS is as small as a server's; BoringSSL offers its three TLS 1.3 suites whatever it is asked
+ * (it lets no one choose them), so a connection that negotiates another than {@link #suite}
+ * fails. The JDK's context, offering the one suite, serves the access API's HTTPS requests.
  */
 final class Tls {
   /** The suite every benchmark connection offers: the common one, with AES-NI on x86. */
@@ -70,6 +72,11 @@ final class Tls {
 
   SSLContext context() {
     return context;
+  }
+
+  /** The suite every connection must negotiate. */
+  String suite() {
+    return suite;
   }
 
   /** TLS 1.3, the one suite, and the server's name checked against its certificate. */

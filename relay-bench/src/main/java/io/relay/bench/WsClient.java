@@ -8,6 +8,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
+import javax.net.ssl.SSLException;
 import tlschannel.ClientTlsChannel;
 import tlschannel.NeedsWriteException;
 import tlschannel.TlsChannel;
@@ -137,6 +138,9 @@ final class WsClient implements SelectorLoop.Ready, ReceivedFrames.Handler {
     }
     handshaking = false;
     suite = secure.getSslEngine().getSession().getCipherSuite();
+    if (!suite.equals(loop.tls().suite())) {
+      throw new IOException("negotiated " + suite + ", not " + loop.tls().suite() + ": the servers would not be measured doing the same cryptography");
+    }
     sendUpgrade();
   }
 
@@ -288,6 +292,14 @@ final class WsClient implements SelectorLoop.Ready, ReceivedFrames.Handler {
     closed = true;
     if (key != null) {
       key.cancel();
+    }
+    if (secure != null) { // BoringSSL's engine frees its native state once both its sides are closed
+      secure.getSslEngine().closeOutbound();
+      try {
+        secure.getSslEngine().closeInbound();
+      } catch (SSLException ignored) {
+        // no close_notify from the server: the socket is cut, not closed
+      }
     }
     try {
       if (channel != null) {

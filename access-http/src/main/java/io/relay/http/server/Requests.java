@@ -59,8 +59,21 @@ public final class Requests {
   /** Why a head is refused: the status and a one-line reason. */
   public record Refusal(int status, String reason) {}
 
-  /** Why {@code request}, its fields counted ({@link #countFields}), is refused, or null when its head is one a port serves. */
-  public static Refusal refusal(HttpRequest request) {
+  /**
+   * Why {@code request}, its fields counted ({@link #countFields}), is refused, or null when its
+   * head is one a port serves. A refused head is counted, and logged with its status alone: the
+   * head may hold a one-time code or a token. The line is rate-limited by kind.
+   */
+  public static Refusal refusal(HttpRequest request, PortCounters counters, WarningLimiter warnings) {
+    Refusal refusal = why(request);
+    if (refusal != null) {
+      counters.malformedHeads.increment();
+      warnings.warn("refused a request that could not be parsed: {}", refusal.status());
+    }
+    return refusal;
+  }
+
+  private static Refusal why(HttpRequest request) {
     DecoderResult result = request.decoderResult();
     if (result.isFailure()) {
       Throwable cause = result.cause();
@@ -107,15 +120,6 @@ public final class Requests {
       }
     }
     return true;
-  }
-
-  /**
-   * Counts a head refused as unreadable, and logs that one was with its status alone: the head
-   * may hold a one-time code or a token. The line is rate-limited by kind.
-   */
-  public static void countMalformed(Refusal refusal, PortCounters counters, WarningLimiter warnings) {
-    counters.malformedHeads.increment();
-    warnings.warn("refused a request that could not be parsed: {}", refusal.status());
   }
 
   /**
