@@ -60,9 +60,9 @@ public final class Requests {
   public record Refusal(int status, String reason) {}
 
   /**
-   * Why {@code request}, its fields counted ({@link #countFields}), is refused, or null when its
-   * head is one a port serves. A refused head is counted, and logged with its status alone: the
-   * head may hold a one-time code or a token. The line is rate-limited by kind.
+   * Why {@code request} (its fields counted: {@link #countFields}) is refused, or null if a port
+   * serves its head. A refused head is counted and logged by its status alone, rate-limited: it may
+   * hold a one-time code or a token.
    */
   public static Refusal refusal(HttpRequest request, PortCounters counters, WarningLimiter warnings) {
     Refusal refusal = why(request);
