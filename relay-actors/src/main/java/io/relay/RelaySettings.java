@@ -79,14 +79,10 @@ public record RelaySettings(
 
   public static RelaySettings create(Config config) {
     SettingsReader r = new SettingsReader(config);
-    long maxMessage = r.bytes("relay.max-message-bytes");
-    if (maxMessage > Integer.MAX_VALUE - 1024) {
-      throw SettingsReader.invalid("relay.max-message-bytes", "must be under 2 GiB");
-    }
     return new RelaySettings(
         r.integer("relay.buffer-size", 1, 1_000_000),
         r.bytes("relay.buffer-bytes"),
-        (int) maxMessage,
+        (int) r.bytes("relay.max-message-bytes", 1, Integer.MAX_VALUE - 1024),
         r.duration("relay.ping-interval"),
         r.duration("relay.close-timeout"),
         r.duration("relay.idle-timeout"),
@@ -124,10 +120,6 @@ public record RelaySettings(
       }
       return (long) (maxHeap * percent / 100);
     }
-    long bytes = r.bytes("relay.memory-budget");
-    if (bytes <= 0) {
-      throw SettingsReader.invalid("relay.memory-budget", "must be positive");
-    }
-    return bytes;
+    return r.bytes("relay.memory-budget");
   }
 }

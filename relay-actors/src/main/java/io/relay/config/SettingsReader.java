@@ -53,6 +53,15 @@ public final class SettingsReader {
     return value;
   }
 
+  /** A byte size in [min, max], as a count or in HOCON's form. */
+  public long bytes(String key, long min, long max) {
+    long value = bytes(key);
+    if (value < min || value > max) {
+      throw invalid(key, "expected a size from " + min + " to " + max + " bytes, got " + value);
+    }
+    return value;
+  }
+
   /** A positive duration in HOCON's form (30s, 500ms). */
   public Duration duration(String key) {
     Duration value = read(key, "a duration such as 30s or 500ms", () -> config.getDuration(key));

@@ -42,17 +42,9 @@ public record PortSettings(
         maxConnections,
         r.duration("relay.header-timeout"),
         loops.equals("auto") ? Runtime.getRuntime().availableProcessors() : r.integer("relay.event-loops", 1, MAX_EVENT_LOOPS),
-        writeBuffer(r),
+        (int) r.bytes("relay.write-buffer", 1024, MAX_WRITE_BUFFER),
         r.duration("relay.idle-timeout"),
         r.integer("relay.backlog", 1, 65535));
-  }
-
-  private static int writeBuffer(SettingsReader r) {
-    long bytes = r.bytes("relay.write-buffer");
-    if (bytes < 1024 || bytes > MAX_WRITE_BUFFER) {
-      throw SettingsReader.invalid("relay.write-buffer", "expected 1KiB to 64MiB, got " + bytes);
-    }
-    return (int) bytes;
   }
 
   /**

@@ -40,6 +40,7 @@ class PortSettingsTest {
   void aWriteBufferOutsideItsRangeIsRefusedNamingTheSetting() {
     InvalidSettingException refused = assertThrows(InvalidSettingException.class, () -> read("relay.write-buffer = 100"));
     assertTrue(refused.getMessage().contains("RELAY_WRITE_BUFFER"), refused.getMessage());
+    assertTrue(refused.getMessage().contains("expected a size from 1024 to 67108864 bytes, got 100"), refused.getMessage());
   }
 
   @Test

@@ -1,0 +1,36 @@
+package io.relay.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import com.typesafe.config.ConfigFactory;
+import io.relay.config.SettingsReader.InvalidSettingException;
+import org.junit.jupiter.api.Test;
+
+/** Settings read with their bounds: a value outside them is refused in one line naming the key and its variable. */
+class SettingsReaderTest {
+  private static SettingsReader reader(String config) {
+    return new SettingsReader(ConfigFactory.parseString(config));
+  }
+
+  @Test
+  void aSizeIsReadAsACountOrInHoconsFormWithinItsBounds() {
+    assertEquals(16 * 1024 * 1024, reader("relay.buffer-bytes = 16MiB").bytes("relay.buffer-bytes", 1, Long.MAX_VALUE));
+    assertEquals(1024, reader("relay.write-buffer = 1024").bytes("relay.write-buffer", 1024, 2048));
+  }
+
+  @Test
+  void aSizeOutsideItsBoundsIsRefusedNamingTheSettingItsVariableAndTheBounds() {
+    InvalidSettingException refused =
+        assertThrows(InvalidSettingException.class, () -> reader("relay.max-message-bytes = 2GiB").bytes("relay.max-message-bytes", 1, Integer.MAX_VALUE - 1024));
+    assertEquals(
+        "relay.max-message-bytes (RELAY_MAX_MESSAGE_BYTES): expected a size from 1 to 2147482623 bytes, got 2147483648",
+        refused.getMessage());
+  }
+
+  @Test
+  void aSizeThatIsNotPositiveIsRefusedBeforeItsBounds() {
+    InvalidSettingException refused = assertThrows(InvalidSettingException.class, () -> reader("relay.memory-budget = 0").bytes("relay.memory-budget", 0, 100));
+    assertEquals("relay.memory-budget (RELAY_MEMORY_BUDGET): expected a positive size, got 0", refused.getMessage());
+  }
+}
