@@ -54,6 +54,11 @@ public final class StatsTopic implements SpecialTopics {
     }
 
     @Override
+    public boolean takesMessagesWithoutWrite() {
+      return true; // a participant of stats with read alone may ask for an update
+    }
+
+    @Override
     public void fanOut(Connection sender, WsFrames.Frame frame) {
       if (StatsFrames.isUpdateRequest(frame.payload())) {
         publisher.tell(Publish.REQUESTED);

@@ -77,7 +77,8 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     this.settings = settings;
     this.metrics = metrics;
     this.budget = budget;
-    this.inbound = new InboundProtocol(this, connection.grant().canWrite(), settings.maxMessageBytes(), budget);
+    boolean keepMessages = connection.grant().canWrite() || connection.room().takesMessagesWithoutWrite();
+    this.inbound = new InboundProtocol(this, keepMessages, settings.maxMessageBytes(), budget);
   }
 
   @Override
@@ -222,8 +223,8 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
 
   @Override
   public void onPing(byte[] payload) {
-    if (outputEnded || handshake.isClosing()) {
-      return;
+    if (outputEnded) {
+      return; // the client's close was answered (it sent one: no pong is owed) or the server failed it
     }
     Frame pong = WsFrames.frame(WsFrames.PONG, ByteString.fromArrayUnsafe(payload));
     if (channel.isWritable()) {
@@ -431,14 +432,15 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
   }
 
   /**
-   * Closes with 1013 at once, like a failure: the close goes out next and the connection ends
-   * once it is written. One whose last frame is already on its way (its own 1013 for want of room
-   * for a message it was sending, or another failure's close) ends with it. A channel that could
-   * not take more could not take the close either, and one that waits for the client's close
-   * after its own has nothing more to send: they are cut off at once, which frees what they hold.
+   * Closes with 1013 at once, like a failure: the close is written now and the connection ends
+   * once it is. One whose last frame is already on its way (its own 1013 for want of room for a
+   * message it was sending, another failure's close, its answer to the client's close) ends with
+   * it, keeping its code and reason. A channel that could not take more could not take the
+   * close either, and one that waits for the client's close after its own has nothing more to
+   * send: they are cut off at once, which frees what they hold.
    */
   private void onShed() {
-    if (ended) {
+    if (ended || outputEnded) {
       return;
     }
     endReason = SHED_REASON;
@@ -448,6 +450,8 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
     handshake.onFailure();
     if (!channel.isWritable() || waiting) {
       cutOff();
+    } else {
+      drain(); // the 1013 goes now: a client's close read before a later drain would find no close owed
     }
   }
 }

@@ -36,6 +36,14 @@ public class Room {
     this.readers = readers;
   }
 
+  /**
+   * Whether a participant without {@code write} sends this room its messages: only a room that
+   * does something else with them says so (the stats topic's, for its update request).
+   */
+  public boolean takesMessagesWithoutWrite() {
+    return false;
+  }
+
   /** Offers one message to every reader except its sender, counted once in the memory budget. */
   public void fanOut(Connection sender, Frame frame) {
     Connection[] readers = this.readers;

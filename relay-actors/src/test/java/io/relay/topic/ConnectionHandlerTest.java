@@ -11,7 +11,12 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
 import io.relay.RelaySettings;
 import io.relay.memory.MemoryBudget;
 import io.relay.metrics.RelayMetrics;
@@ -19,8 +24,11 @@ import io.relay.testing.TestClusterConfig;
 import io.relay.ws.ClientFrames;
 import io.relay.ws.CloseCodes;
 import io.relay.ws.WsFrames;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
@@ -331,6 +339,48 @@ class ConnectionHandlerTest {
   }
 
   @Test
+  void aConnectionShedAsItsClientsCloseArrivesGetsIts1013Before() throws InterruptedException {
+    // on a channel served by an event loop (an embedded channel runs its queued tasks inside a write)
+    Connection reader = TestConnections.connection("t", "r", "read");
+    reader.joined(room, null);
+    ConnectionHandler handler = new ConnectionHandler(reader, settings, metrics, budget);
+    TestConnections.Client client = TestConnections.run(new TopicActor.Joined(handler));
+    byte[] close = new ClientFrames().close(CloseCodes.NORMAL, new byte[0]).bytes();
+    Channel served = client.served;
+    served.eventLoop().execute(
+        () -> {
+          handler.shed(); // its close is a task of this loop, queued now
+          // the client's close, read by the loop right after that task
+          served.eventLoop().execute(() -> served.pipeline().fireChannelRead(Unpooled.wrappedBuffer(close)).fireChannelReadComplete());
+        });
+    assertEquals(CloseCodes.TRY_AGAIN_LATER, client.nextCloseCode(), "the server's close, not a closed connection without one");
+  }
+
+  @Test
+  void aConnectionShedWhileItsAnswerToTheClientsCloseIsOnItsWayKeepsTheClientsClose() {
+    Connection reader = TestConnections.connection("t", "r", "read");
+    reader.joined(room, null);
+    ConnectionHandler handler = new ConnectionHandler(reader, settings, metrics, budget);
+    List<Object> unwritten = new ArrayList<>();
+    EmbeddedChannel channel =
+        new EmbeddedChannel(
+            new ChannelOutboundHandlerAdapter() {
+              @Override
+              public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+                unwritten.add(msg); // a socket that has not taken the answer yet
+              }
+            },
+            handler);
+    channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().close(CloseCodes.NORMAL, new byte[0]).bytes()));
+    handler.shed();
+    channel.runPendingTasks();
+    assertEquals(0, reader.closeCode(), "the client closed it: no server close code");
+    assertEquals(1, unwritten.size(), "the answer to the client's close, and no second close");
+    unwritten.forEach(ReferenceCountUtil::release);
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
   void aClientThatBreaksARuleIsClosedWithItsCodeAndNothingItSentIsRelayed() {
     EmbeddedChannel[] channels = writerAndReader();
     EmbeddedChannel writerChannel = channels[0];
@@ -460,6 +510,42 @@ class ConnectionHandlerTest {
     assertEquals(0x80 | WsFrames.PONG, pong.getUnsignedByte(0));
     assertArrayEquals(new byte[] {3}, payloadOf(pong), "the pong answers the newest ping");
     assertNull(channel.readOutbound(), "one pong: the older pings' are not kept");
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void aClientThatPingsBeforeAnsweringTheServersCloseGetsItsPong() {
+    EmbeddedChannel channel = closedByTheServer();
+    channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().frame(WsFrames.PING, true, new byte[] {7}).bytes()));
+    ByteBuf pong = channel.readOutbound();
+    assertNotNull(pong, "RFC 6455 section 5.5.2: a ping is answered until the peer's close is received");
+    assertEquals(0x80 | WsFrames.PONG, pong.getUnsignedByte(0));
+    assertArrayEquals(new byte[] {7}, payloadOf(pong));
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void aStatsParticipantWithReadAloneHasItsMessagesTakenByItsRoom() {
+    List<String> taken = new ArrayList<>();
+    Room stats =
+        new Room(metrics, budget) {
+          @Override
+          public boolean takesMessagesWithoutWrite() {
+            return true;
+          }
+
+          @Override
+          public void fanOut(Connection sender, WsFrames.Frame frame) {
+            taken.add(frame.payload().toString(StandardCharsets.UTF_8));
+          }
+        };
+    Connection reader = TestConnections.connection("stats", "r", "read");
+    reader.joined(stats, null);
+    EmbeddedChannel channel = new EmbeddedChannel(new ConnectionHandler(reader, settings, metrics, budget));
+    channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().text("{\"cmd\":\"update\"}").bytes()));
+    assertEquals(List.of("{\"cmd\":\"update\"}"), taken, "the update request reached the room");
+    assertEquals(0, reader.stats().refusedCount(), "not refused for want of write");
+    assertEquals(0, budget.used(), "nothing held");
     channel.finishAndReleaseAll();
   }
 

@@ -33,6 +33,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -108,10 +109,19 @@ final class TestConnections {
   static Client run(TopicActor.JoinResult result) {
     assertTrue(result instanceof TopicActor.Joined, "joined: " + result);
     LocalAddress address = new LocalAddress("topic-test-" + IDS.incrementAndGet());
+    CompletableFuture<Channel> served = new CompletableFuture<>();
     Channel server =
         new ServerBootstrap()
             .group(LOOPS)
             .channel(LocalServerChannel.class)
+            .handler(
+                new ChannelInboundHandlerAdapter() {
+                  @Override
+                  public void channelRead(ChannelHandlerContext ctx, Object accepted) {
+                    served.complete((Channel) accepted);
+                    ctx.fireChannelRead(accepted);
+                  }
+                })
             .childHandler(((TopicActor.Joined) result).handler())
             .bind(address)
             .syncUninterruptibly()
@@ -134,17 +144,20 @@ final class TestConnections {
             .syncUninterruptibly()
             .channel();
     server.close().syncUninterruptibly();
-    return new Client(client, received);
+    return new Client(client, served.join(), received);
   }
 
   /** The client's side of one connection. */
   static final class Client {
     private final Channel in;
+    /** The server's side of the connection, whose pipeline holds the connection's handler. */
+    final Channel served;
     private final BlockingQueue<ByteString> received;
     private ByteString pending = ByteString.emptyByteString();
 
-    Client(Channel in, BlockingQueue<ByteString> received) {
+    Client(Channel in, Channel served, BlockingQueue<ByteString> received) {
       this.in = in;
+      this.served = served;
       this.received = received;
     }
 
