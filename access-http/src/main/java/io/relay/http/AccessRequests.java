@@ -5,6 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -49,7 +50,8 @@ import org.apache.pekko.stream.Materializer;
  * The access API on an access port, plain or TLS: Netty reads each request (head and body, at most
  * {@value #MAX_BODY_BYTES} bytes of body) and the API's sealed Pekko HTTP route answers it in
  * process, with no HTTP stream per connection. Requests on one connection are answered in order,
- * one at a time (at most {@value #MAX_PIPELINED} read ahead); the connection is kept alive as
+ * one at a time (at most {@value #MAX_PIPELINED} read ahead), and neither answered nor read while
+ * the client does not take its answers; the connection is kept alive as
  * HTTP/1.1 and the client's {@code Connection} header say, and closed after {@code relay.idle-timeout}
  * in which nothing moved either way, or once the node stops accepting (after the answer to a request being
  * answered or begun, which says {@code Connection: close}). A head the port cannot read gets a JSON error
@@ -108,6 +110,18 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       Duration idleTimeout,
       PortCounters counters,
       WarningLimiter errors) {
+    // the codec and the aggregator ask for more bytes themselves while a request is unfinished:
+    // not while reading is paused (autoRead off), or a client that reads no answers would be read on
+    pipeline.addLast(
+        "read-gate",
+        new ChannelOutboundHandlerAdapter() {
+          @Override
+          public void read(ChannelHandlerContext ctx) {
+            if (ctx.channel().config().isAutoRead()) {
+              ctx.read();
+            }
+          }
+        });
     pipeline.addLast("http-codec", new HttpServerCodec(Requests.DECODER)); // its encoder sends no body to a HEAD
     // gathers a request's body, refusing one over the limit with a JSON 413, and the connection
     // closes; a client that sent Expect: 100-continue gets the same answer before its body
@@ -286,6 +300,18 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     }
     ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
     answering = false;
+    next(ctx);
+  }
+
+  /**
+   * Goes on with what waits: the next request read ahead, a refusal, or reading. A client that
+   * does not read its answers gets no more of them, and is not read from, until it does.
+   */
+  private void next(ChannelHandlerContext ctx) {
+    if (!ctx.channel().isWritable()) {
+      ctx.channel().config().setAutoRead(false);
+      return;
+    }
     FullHttpRequest next = waiting.pollFirst();
     if (next != null) {
       serve(ctx, next);
@@ -294,15 +320,14 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       refusal = null;
       refuseInTurn(ctx, last);
     } else {
-      // a client that does not read its answers is not read from until it does
-      ctx.channel().config().setAutoRead(ctx.channel().isWritable());
+      ctx.channel().config().setAutoRead(true);
     }
   }
 
   @Override
   public void channelWritabilityChanged(ChannelHandlerContext ctx) {
     if (ctx.channel().isWritable() && !answering && !closing) {
-      ctx.channel().config().setAutoRead(true);
+      next(ctx);
     }
     ctx.fireChannelWritabilityChanged();
   }

@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.typesafe.config.ConfigFactory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.relay.http.log.WarningLimiter;
 import io.relay.http.server.ClientPorts;
@@ -182,6 +184,34 @@ class AccessRequestsTest {
     channel.unsafe().outboundBuffer().setUserDefinedWritability(1, true);
     channel.runPendingTasks();
     assertTrue(channel.config().isAutoRead(), "read again once the client has taken its answers");
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void aClientThatDoesNotReadItsAnswersGetsNoMoreOfThemAndIsAskedForNoMoreBytesEvenMidRequest() {
+    EmbeddedChannel channel = connection(false);
+    AtomicInteger reads = new AtomicInteger();
+    channel.pipeline().addFirst(new ChannelOutboundHandlerAdapter() {
+      @Override
+      public void read(ChannelHandlerContext ctx) {
+        reads.incrementAndGet(); // what reaches the socket: a request for more bytes
+        ctx.read();
+      }
+    });
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, false); // the client reads nothing
+    send(channel, "GET /status/a HTTP/1.1\r\nHost: x\r\n\r\n");
+    assertNotNull(response(channel), "answered");
+    reads.set(0);
+    // read ahead in one segment: two whole requests and the head of a third, whose body is still to come
+    send(channel, "GET /status/b HTTP/1.1\r\nHost: x\r\n\r\nGET /status/c HTTP/1.1\r\nHost: x\r\n\r\nPOST /status/d HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n");
+    String b = response(channel);
+    assertTrue(b != null && b.endsWith("answer to /status/b"), "the request being answered when it came is answered: " + b);
+    assertNull(response(channel, Duration.ZERO), "no answer to /status/c while the client takes none"); // the answers are tasks of this loop, all run
+    assertEquals(0, reads.get(), "no more bytes asked for, though a request is unfinished");
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, true);
+    String c = response(channel);
+    assertTrue(c != null && c.endsWith("answer to /status/c"), "answered once the client takes its answers: " + c);
+    assertTrue(reads.get() > 0, "and read again");
     channel.finishAndReleaseAll();
   }
 
