@@ -188,15 +188,13 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
     CompletionStage<FullHttpResponse> answer;
     String origin = request.headers().get(HttpHeaderNames.ORIGIN);
     try {
-      Requests.Refusal malformed = Requests.refusal(request, counters, errors);
-      if (malformed != null) {
-        closing = true;
-        Requests.answerAndClose(ctx, error(malformed.status(), malformed.reason(), origin));
-        return;
+      Requests.Refusal refused = Requests.refusal(request, counters, errors);
+      if (refused == null && unsupportedExpectation(request)) {
+        refused = new Requests.Refusal(417, "the only expectation understood is 100-continue");
       }
-      if (unsupportedExpectation(request)) {
+      if (refused != null) {
         closing = true;
-        Requests.answerAndClose(ctx, error(417, "the only expectation understood is 100-continue", origin));
+        Requests.answerAndClose(ctx, error(refused.status(), refused.reason(), origin));
         return;
       }
       keepAlive = HttpUtil.isKeepAlive(request);

@@ -133,7 +133,10 @@ final class Admission {
     if (!expiresAt.plus(settings.tokenLeeway()).isAfter(Instant.now())) { // the skew allowance the access API gave it
       throw refused("token_expired", "token expired");
     }
-    Connection connection = connection(grant, expiresAt, userAgent, remoteAddress);
+    Connection.Grant info =
+        new Connection.Grant(grant.topic(), grant.bookingId(), grant.scopes(), Instant.now(), expiresAt, remoteAddress, userAgent);
+    OutboundQueue outbound = new OutboundQueue(relaySettings.bufferSize(), relaySettings.bufferBytes(), metrics.readerFramesDiscarded);
+    Connection connection = new Connection(connectionIds.incrementAndGet(), info, outbound);
     return Ask.<TopicRegistry.Command, TopicActor.JoinResult>ask(
             registry, replyTo -> new TopicRegistry.Join(connection, replyTo), settings.askTimeout(), system)
         .thenApply(
@@ -146,15 +149,6 @@ final class Admission {
               }
               return ((TopicActor.Joined) result).handler();
             });
-  }
-
-  private Connection connection(CodeGrant grant, Instant expiresAt, String userAgent, String remoteAddress) {
-    Connection.Grant info =
-        new Connection.Grant(
-            grant.topic(), grant.bookingId(), grant.scopes(), Instant.now(), expiresAt, remoteAddress, userAgent);
-    OutboundQueue outbound =
-        new OutboundQueue(relaySettings.bufferSize(), relaySettings.bufferBytes(), metrics.readerFramesDiscarded);
-    return new Connection(connectionIds.incrementAndGet(), info, outbound);
   }
 
   /**

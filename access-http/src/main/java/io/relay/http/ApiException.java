@@ -11,7 +11,6 @@ final class ApiException extends RuntimeException {
     this(status, message, 0);
   }
 
-  /** @param retryAfterSeconds what a 503's {@code Retry-After} says, or 0 for the default */
   ApiException(int status, String message, long retryAfterSeconds) {
     super(message, null, false, false);
     this.status = status;

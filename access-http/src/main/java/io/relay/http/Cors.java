@@ -24,9 +24,6 @@ import org.apache.pekko.http.javadsl.server.Route;
  * rules the API needs are these.
  */
 final class Cors extends AllDirectives {
-  static final String ALLOW_METHODS = "GET, POST";
-  static final String ALLOW_HEADERS = "Authorization, Content-Type";
-
   private final List<String> origins;
   private final long maxAgeSeconds;
 
@@ -65,8 +62,8 @@ final class Cors extends AllDirectives {
         .withStatus(StatusCodes.NO_CONTENT)
         .addHeaders(
             List.<HttpHeader>of(
-                RawHeader.create("Access-Control-Allow-Methods", ALLOW_METHODS),
-                RawHeader.create("Access-Control-Allow-Headers", ALLOW_HEADERS),
+                RawHeader.create("Access-Control-Allow-Methods", "GET, POST"),
+                RawHeader.create("Access-Control-Allow-Headers", "Authorization, Content-Type"),
                 RawHeader.create("Access-Control-Max-Age", String.valueOf(maxAgeSeconds))));
   }
 

@@ -79,19 +79,14 @@ record StatusRoutes(AccessGuard guard, ActorRef<ClusterStatus.Gather> status, Du
 
   private HttpResponse clusterResponse(ClusterStatus.Gathered gathered) {
     Map<String, Object> body = new LinkedHashMap<>();
+    String build = StatusRoutes.class.getPackage().getImplementationVersion(); // the jar's manifest's, as relay --version reports it
     body.put("self", Cluster.get(system).selfMember().address().toString());
-    body.put("build", build());
+    body.put("build", build == null ? "development build" : build);
     body.put("members", members());
     body.put("connections", gathered.reports());
     body.put("events", gathered.events());
     body.put("missing_nodes", gathered.missingNodes());
     return Json.ok(body);
-  }
-
-  /** The answering node's build, from its jar's manifest, as {@code relay --version} reports it. */
-  private static String build() {
-    String version = StatusRoutes.class.getPackage().getImplementationVersion();
-    return version == null ? "development build" : version;
   }
 
   private List<Map<String, Object>> members() {

@@ -57,8 +57,7 @@ public final class TokenKeys {
     this.current = current;
     this.previous = previous;
     this.reload = current.file() != null || previous.file() != null ? reload : null;
-    List<String> secrets = read(true);
-    this.keys = new Keys(secrets, 0);
+    this.keys = new Keys(read(true), 0);
   }
 
   /** The keys of {@code settings}; throws the settings' error when a secret file cannot be read. */

@@ -206,8 +206,7 @@ final class TokenVerifier {
       }
       JsonNode payload = json(segments[1]);
       checkTypes(payload);
-      DecodedJWT jwt = verify(token, in);
-      return claims(payload, jwt);
+      return claims(payload, verify(token, in));
     } catch (AlgorithmMismatchException e) {
       throw new ApiException(401, "token must be signed with HS256");
     } catch (SignatureVerificationException e) {

@@ -24,11 +24,6 @@ import java.time.Duration;
  */
 public record PortSettings(
     int maxConnections, Duration headerTimeout, int eventLoops, int writeBuffer, Duration idleTimeout, int backlog) {
-  /** The most event loops the client ports may have. */
-  static final int MAX_EVENT_LOOPS = 256;
-
-  static final long MAX_WRITE_BUFFER = 64L * 1024 * 1024;
-
   /** The file descriptors kept for everything but client connections: at least this many. */
   static final int MIN_RESERVED_DESCRIPTORS = 256;
 
@@ -41,8 +36,8 @@ public record PortSettings(
     return new PortSettings(
         maxConnections,
         r.duration("relay.header-timeout"),
-        loops.equals("auto") ? Runtime.getRuntime().availableProcessors() : r.integer("relay.event-loops", 1, MAX_EVENT_LOOPS),
-        (int) r.bytes("relay.write-buffer", 1024, MAX_WRITE_BUFFER),
+        loops.equals("auto") ? Runtime.getRuntime().availableProcessors() : r.integer("relay.event-loops", 1, 256),
+        (int) r.bytes("relay.write-buffer", 1024, 64L * 1024 * 1024),
         r.duration("relay.idle-timeout"),
         r.integer("relay.backlog", 1, 65535));
   }
