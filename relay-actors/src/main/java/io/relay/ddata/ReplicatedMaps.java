@@ -1,6 +1,8 @@
 package io.relay.ddata;
 
 import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.cluster.ddata.Key;
 import org.apache.pekko.cluster.ddata.LWWMap;
@@ -26,10 +28,15 @@ public final class ReplicatedMaps {
     return Math.floorMod(h, shards);
   }
 
-  /** An update that removes {@code keys} from the local replica (the sweep of expired entries). */
+  /**
+   * An update that removes from the local replica those of {@code keys} whose value there is
+   * still {@code expired} (the sweep of expired entries: a key the sweep found expired may have
+   * been written again since, by this node or another).
+   */
   public static <V> Replicator.Update<LWWMap<String, V>> removeLocally(
       Key<LWWMap<String, V>> key,
       List<String> keys,
+      Predicate<V> expired,
       SelfUniqueAddress self,
       ActorRef<Replicator.UpdateResponse<LWWMap<String, V>>> replyTo) {
     return new Replicator.Update<>(
@@ -38,9 +45,13 @@ public final class ReplicatedMaps {
         Replicator.writeLocal(),
         replyTo,
         map -> {
+          Map<String, V> current = map.getEntries();
           LWWMap<String, V> result = map;
           for (String entry : keys) {
-            result = result.remove(self, entry);
+            V value = current.get(entry);
+            if (value != null && expired.test(value)) {
+              result = result.remove(self, entry);
+            }
           }
           return result;
         });

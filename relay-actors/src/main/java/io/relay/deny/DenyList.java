@@ -435,7 +435,8 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
       List<String> expired = view.expired(shard, now);
       if (!expired.isEmpty()) {
         Key<LWWMap<String, BookingState>> key = keys.get(shard);
-        replicator.askUpdate(replyTo -> ReplicatedMaps.removeLocally(key, expired, self, replyTo), Ignored::new);
+        replicator.askUpdate(
+            replyTo -> ReplicatedMaps.removeLocally(key, expired, state -> state.expiresAt() <= now, self, replyTo), Ignored::new);
       }
     }
     return this;

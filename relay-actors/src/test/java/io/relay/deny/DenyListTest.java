@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import io.relay.RelaySettings;
 import io.relay.testing.TestClusterConfig;
 import io.relay.topic.TopicRegistry;
@@ -51,7 +52,11 @@ class DenyListTest {
 
   /** Starts a one-node cluster (joined unless {@code join} is false) running a deny list of {@code capacity}. */
   private void start(DenyCapacity capacity, boolean join) {
-    kit = ActorTestKit.create("deny-list-test", config());
+    start(capacity, join, config());
+  }
+
+  private void start(DenyCapacity capacity, boolean join, Config config) {
+    kit = ActorTestKit.create("deny-list-test", config);
     registry = kit.createTestProbe();
     cancelled = kit.createTestProbe();
     cancels = kit.spawn(Topic.create(Cancel.class, "relay-cancels"));
@@ -228,6 +233,37 @@ class DenyListTest {
       return null;
     });
     assertTrue(replicated("lasting").containsKey("lasting"), "the live entry stays");
+  }
+
+  @Test
+  void theSweepKeepsAnEntryWrittenAgainSinceItsViewFoundItExpired() {
+    // the node's view hears of changes to its replica every 3 s: the sweep (every 200 ms) acts on a view behind it
+    start(DenyCapacity.DEFAULT, true, ConfigFactory.parseString("pekko.cluster.distributed-data.notify-subscribers-interval = 3s").withFallback(config()));
+    replicate("again", new BookingState(true, NOW + 10)); // a deny from another node
+    kit.createTestProbe().awaitAssert(WAIT, () -> {
+      assertEquals(DenyList.Verdict.DENIED, check("again"), "the view heard of the deny");
+      return null;
+    });
+    clock.set(NOW + 20); // it expired
+    replicate("again", new BookingState(true, NOW + 1000)); // and the booking is denied again there
+    kit.createTestProbe().awaitAssert(WAIT, () -> {
+      assertEquals(DenyList.Verdict.DENIED, check("again"), "denied again once the view hears of it: the sweep kept the entry");
+      return null;
+    });
+    assertEquals(new BookingState(true, NOW + 1000), replicated("again").get("again"));
+  }
+
+  /** Writes {@code state} straight into the booking's shard of the replica, as another node's write arrives. */
+  private void replicate(String bookingId, BookingState state) {
+    SelfUniqueAddress other = DistributedData.get(kit.system()).selfUniqueAddress();
+    TestProbe<Replicator.UpdateResponse<LWWMap<String, BookingState>>> written = kit.createTestProbe();
+    DistributedData.get(kit.system())
+        .replicator()
+        .tell(
+            new Replicator.Update<>(
+                DenyList.key(DenyCapacity.DEFAULT.shardOf(bookingId)), LWWMap.create(), Replicator.writeLocal(), written.ref(),
+                map -> map.put(other, bookingId, state)));
+    written.expectMessageClass(Replicator.UpdateSuccess.class, WAIT);
   }
 
   @Test
