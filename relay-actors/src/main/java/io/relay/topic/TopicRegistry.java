@@ -93,7 +93,7 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   private final ClaimBook book;
   private final Map<String, Hosted> topics = new HashMap<>();
   /** The topic of each living topic actor: one that fails is known by its reference only. */
-  private final Map<ActorRef<?>, String> topicOf = new HashMap<>();
+  private final Map<ActorRef<TopicActor.Command>, String> topicOf = new HashMap<>();
   private final ArrayDeque<ClusterEvent> events = new ArrayDeque<>();
   private long incarnations;
 
@@ -233,7 +233,8 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     if (close.announced()) {
       record("deny", close.bookingId(), "booking denied: its connections close with 4003");
     }
-    topics.values().forEach(h -> h.actor().tell(new TopicActor.CloseBooking(close.bookingId())));
+    // every topic actor here, one evicted and still closing its connections with 4001 included
+    topicOf.keySet().forEach(actor -> actor.tell(new TopicActor.CloseBooking(close.bookingId())));
     return this;
   }
 

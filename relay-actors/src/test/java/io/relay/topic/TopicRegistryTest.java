@@ -114,6 +114,21 @@ class TopicRegistryTest {
   }
 
   @Test
+  void aDenyReachesTheConnectionsOfATopicEvictedAndStillClosingThemWith4003() throws Exception {
+    Connection connection = TestConnections.connection("leaving", "cancelled", "read");
+    TestConnections.Client client = TestConnections.run(joinResult(connection));
+    Claim ours = announced();
+    // its client reads nothing for now: the move's 4001 waits behind what it was sent
+    client.served.eventLoop().submit(() -> client.served.unsafe().outboundBuffer().setUserDefinedWritability(1, false)).sync();
+    claims.tell(Topic.publish(new ClaimAnnouncement(OTHER, List.of(new Claim("leaving", OTHER, ours.stamp() + 1)))));
+    Await.until("the eviction's close to be asked", TestConnections.WAIT, () -> connection.closeCode() == CloseCodes.TOPIC_MOVED);
+    registry.tell(new TopicRegistry.CloseBooking("cancelled", true));
+    Await.until("the deny's close to overtake the move's", TestConnections.WAIT, () -> connection.closeCode() == CloseCodes.BOOKING_DENIED);
+    client.served.eventLoop().execute(() -> client.served.unsafe().outboundBuffer().setUserDefinedWritability(1, true));
+    assertEquals(CloseCodes.BOOKING_DENIED, client.nextCloseCode(), "stop, not reconnect");
+  }
+
+  @Test
   void anOlderClaimFromAnotherNodeIsAnsweredByAnnouncingOursAgain() throws Exception {
     TestConnections.Client client = join("kept", "a", "read", "write");
     Claim ours = announced();
