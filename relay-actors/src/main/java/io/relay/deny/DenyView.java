@@ -141,17 +141,24 @@ final class DenyView {
     return live;
   }
 
-  /** The bookings currently denied (or allowed), sorted. */
+  /** The bookings currently denied (or allowed), sorted: as {@link #isDenied} decides, a change held ahead included. */
   List<String> bookings(boolean denied, long now) {
+    Map<String, Ahead> held = ahead;
     List<String> ids = new ArrayList<>();
     for (int i = 0; i < shards.length(); i++) {
       shards.get(i).forEach(
           (id, state) -> {
-            if (state.denied() == denied && state.expiresAt() > now) {
+            if (!held.containsKey(id) && state.denied() == denied && state.expiresAt() > now) {
               ids.add(id);
             }
           });
     }
+    held.forEach(
+        (id, change) -> {
+          if (change.state().denied() == denied && change.state().expiresAt() > now) {
+            ids.add(id);
+          }
+        });
     ids.sort(null);
     return ids;
   }

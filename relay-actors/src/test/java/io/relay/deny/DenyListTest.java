@@ -171,6 +171,7 @@ class DenyListTest {
     assertEquals(7, confirmed.request());
     assertEquals(Cluster.get(kit.system()).selfMember().address().toString(), confirmed.node(), "the confirmation names this node");
     assertEquals(DenyList.Verdict.DENIED, check("remote"), "once confirmed, the node's verdict is the change's");
+    assertEquals(List.of("remote"), list(true), "and its list's");
     assertEquals(new TopicRegistry.CloseBooking("remote", false), registry.expectMessageClass(TopicRegistry.CloseBooking.class, WAIT));
 
     // the replicated map of the same shard changes without the entry: the view keeps the change
@@ -183,6 +184,8 @@ class DenyListTest {
     });
     assertFalse(replicated("remote").containsKey("remote"), "the replica never had the remote deny");
     assertEquals(DenyList.Verdict.DENIED, check("remote"), "an older replicated value does not undo a confirmed change");
+    assertEquals(List.of("remote"), list(true));
+    assertEquals(List.of(neighbour), list(false));
   }
 
   @Test
