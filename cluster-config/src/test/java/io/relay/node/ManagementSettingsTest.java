@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.relay.config.SettingsReader;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +39,16 @@ class ManagementSettingsTest {
     assertEquals("127.0.0.3", settings.config().getString("pekko.management.http.hostname"));
     assertFalse(settings.node().managementWrites(), "cluster writes are off by default");
     assertTrue(settings.config().getBoolean("pekko.management.http.route-providers-read-only"));
+  }
+
+  @Test
+  void readinessNeedsTheNodeUpNotWeaklyUpBesideItsOwnCheck() {
+    Config config = load(Map.of()).config();
+    assertEquals(
+        "org.apache.pekko.management.cluster.scaladsl.ClusterMembershipCheck",
+        config.getString("pekko.management.health-checks.readiness-checks.cluster-membership"));
+    assertEquals(List.of("Up"), config.getStringList("pekko.management.cluster.health-check.ready-states"));
+    assertEquals("io.relay.node.ReadinessCheck", config.getString("pekko.management.health-checks.readiness-checks.relay"));
   }
 
   @Test
