@@ -3,11 +3,11 @@ package io.relay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.relay.testing.Await;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -36,7 +36,7 @@ class AskTest {
               .thenApply(answer -> answer + " on " + Thread.currentThread().getName());
       Echo asked = echo.expectMessageClass(Echo.class);
       asked.replyTo().tell(asked.text());
-      String answered = result.get(5, TimeUnit.SECONDS);
+      String answered = Await.value("the echo's answer", Duration.ofSeconds(5), result);
       assertTrue(answered.startsWith(text + " on ask-test-pekko.actor.default-dispatcher-"),
           "the callback ran on the actor system's dispatcher, not on a thread of its own: " + answered);
     }
@@ -85,7 +85,7 @@ class AskTest {
     ActorRef<Echo> silent = KIT.spawn(Behaviors.receiveMessage(m -> Behaviors.same()));
     CompletableFuture<String> answer =
         Ask.ask(silent, replyTo -> new Echo("x", replyTo), Duration.ofMillis(100), KIT.system());
-    Throwable failure = answer.handle((value, e) -> e).join();
+    Throwable failure = Await.value("the ask to a silent actor to end", Duration.ofSeconds(5), answer.handle((value, e) -> e));
     assertEquals("TimeoutException", failure.getClass().getSimpleName(), "a silent actor times the ask out");
   }
 }

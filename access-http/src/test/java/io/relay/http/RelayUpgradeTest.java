@@ -112,7 +112,7 @@ class RelayUpgradeTest {
       Await.pause(3 * HEADER_TIMEOUT.toMillis()); // the admission is this slow
       redeem.replyTo().tell(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN));
 
-      String answer = client.received.get(10, TimeUnit.SECONDS);
+      String answer = Await.value("the client gets an answer or a reset", Duration.ofSeconds(10), client.received);
       assertTrue(answer.startsWith("HTTP/1.1 401 "), "the client got the admission's refusal, not a reset; it got: " + answer);
       assertEquals(0, port.ports.counters().headerTimeouts.sum(), "no connection timed out waiting for a head");
     }

@@ -170,7 +170,11 @@ class ClusterTest {
       assertEquals(204, denied.status());
       assertEquals(4003, onB.awaitClose(WAIT), "closed on b");
       assertEquals(4003, onC.awaitClose(WAIT), "closed on c");
-      assertFalse(other.isClosed(), "another booking on the same topic stays");
+      try (Participant reader = Participant.connect(uri(c, "cluster/deny-c", "kept-too", "read"))) {
+        other.sendText("after the deny");
+        assertEquals("after the deny", reader.next(WAIT).asText(), "another booking on the same topic still relays");
+      }
+      assertFalse(other.isClosed(), "and stays");
     }
   }
 

@@ -196,7 +196,7 @@ class RelayNodeTest {
                 }));
       }
       for (Future<?> f : sending) {
-        f.get(60, TimeUnit.SECONDS);
+        Await.value("a writer sends all its messages", Duration.ofSeconds(60), f);
       }
       // a reader slower than three writers loses its oldest queued frames (counted in /status),
       // so the run ends when every message is either received or counted as dropped
@@ -326,7 +326,7 @@ class RelayNodeTest {
   @Test
   void idleConnectionsArePinged() throws Exception {
     try (Participant idle = join("lab/idle", "read")) {
-      idle.pinged.get(5, TimeUnit.SECONDS);
+      Await.value("the node pings an idle connection", Duration.ofSeconds(5), idle.pinged);
       assertFalse(idle.isClosed(), "a pinged connection stays open");
     }
   }

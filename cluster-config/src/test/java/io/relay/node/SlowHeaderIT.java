@@ -87,7 +87,7 @@ class SlowHeaderIT {
         clients.add(SlowClient.open(selector, relayPort ? node.relay : node.access, relayPort ? relayHead(i) : accessHead(i)));
       }
       Future<Integer> lateComerAnswer = trickleUntilAllClosed(selector, () -> node.postSession("attack/late-comer", token));
-      lateComer = lateComerAnswer.get(30, TimeUnit.SECONDS);
+      lateComer = Await.value("the late-comer's code request is answered during the attack", Duration.ofSeconds(30), lateComerAnswer);
       int quietDuring = quiet.exchanged() - quietBefore;
       latencies = quiet.stop();
       watch.close();

@@ -25,6 +25,7 @@ import io.relay.RelaySettings;
 import io.relay.deny.DenyList;
 import io.relay.memory.MemoryBudget;
 import io.relay.metrics.RelayMetrics;
+import io.relay.testing.Await;
 import io.relay.ws.ClientFrames;
 import io.relay.ws.WsFrames;
 import java.nio.charset.StandardCharsets;
@@ -144,7 +145,7 @@ final class TestConnections {
             .syncUninterruptibly()
             .channel();
     server.close().syncUninterruptibly();
-    return new Client(client, served.join(), received);
+    return new Client(client, Await.value("the local server accepts the connection", WAIT, served), received);
   }
 
   /** The client's side of one connection. */

@@ -119,7 +119,7 @@ class TopicRegistryTest {
     TestConnections.Client client = TestConnections.run(joinResult(connection));
     Claim ours = announced();
     // its client reads nothing for now: the move's 4001 waits behind what it was sent
-    client.served.eventLoop().submit(() -> client.served.unsafe().outboundBuffer().setUserDefinedWritability(1, false)).sync();
+    Await.value("the channel takes nothing more", TestConnections.WAIT, client.served.eventLoop().submit(() -> client.served.unsafe().outboundBuffer().setUserDefinedWritability(1, false)));
     claims.tell(Topic.publish(new ClaimAnnouncement(OTHER, List.of(new Claim("leaving", OTHER, ours.stamp() + 1)))));
     Await.until("the eviction's close to be asked", TestConnections.WAIT, () -> connection.closeCode() == CloseCodes.TOPIC_MOVED);
     registry.tell(new TopicRegistry.CloseBooking("cancelled", true));

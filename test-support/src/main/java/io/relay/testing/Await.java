@@ -1,6 +1,10 @@
 package io.relay.testing;
 
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.awaitility.Awaitility;
@@ -28,6 +32,23 @@ public final class Await {
       throw new AssertionError("timed out after " + timeout + " waiting until " + what + (seen.isEmpty() ? "" : "; last seen: " + seen));
     }
     return (System.nanoTime() - start) / 1_000_000;
+  }
+
+  /**
+   * The value of {@code future} once it completes, or a failure saying {@code what} did not
+   * happen within {@code timeout}; a future that fails rethrows its cause.
+   */
+  public static <T> T value(String what, Duration timeout, Future<T> future) {
+    try {
+      return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      throw new AssertionError("timed out after " + timeout + " waiting until " + what);
+    } catch (ExecutionException e) {
+      throw new AssertionError(what + " failed: " + e.getCause(), e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   /** Polls until {@code condition} holds or {@code timeout} has passed; whether it held. */
