@@ -53,7 +53,7 @@ class AdmissionGateTest extends AllDirectives {
     assertEquals(1, refused.get(), "the refusal is counted");
 
     slow.complete("slow");
-    assertEquals(200, first.get(10, TimeUnit.SECONDS).statusCode(), "the admitted request finishes");
+    assertEquals(200, Await.value("the admitted request finishes", Duration.ofSeconds(10), first).statusCode());
     Await.until("the slot is given back", Duration.ofSeconds(10), () -> gate.inFlight() == 0);
     assertEquals(200, client.send(get(base + "/quick"), HttpResponse.BodyHandlers.ofString()).statusCode(), "room again");
     assertEquals(404, client.send(get(base + "/nowhere"), HttpResponse.BodyHandlers.ofString()).statusCode(), "a rejection gives the slot back too");

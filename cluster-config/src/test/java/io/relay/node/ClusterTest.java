@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.StreamSupport;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.junit.jupiter.api.AfterAll;
@@ -123,7 +122,7 @@ class ClusterTest {
       }
       List<Integer> statuses = new ArrayList<>();
       for (CompletableFuture<Integer> attempt : attempts) {
-        statuses.add(attempt.get(20, TimeUnit.SECONDS));
+        statuses.add(Await.value("an attempt is answered", Duration.ofSeconds(20), attempt));
       }
       statuses.sort(null);
       // the issuer grants the first claim only; 503 only if it did not answer in time
@@ -203,8 +202,8 @@ class ClusterTest {
     String onB = uri(b, topic, "booking-1", "read", "write");
     CompletableFuture<Participant> first = CompletableFuture.supplyAsync(() -> Participant.connect(onA));
     CompletableFuture<Participant> second = CompletableFuture.supplyAsync(() -> Participant.connect(onB));
-    try (Participant pa = first.get(20, TimeUnit.SECONDS);
-        Participant pb = second.get(20, TimeUnit.SECONDS)) {
+    try (Participant pa = Await.value("the participant on a connects", Duration.ofSeconds(20), first);
+        Participant pb = Await.value("the participant on b connects", Duration.ofSeconds(20), second)) {
       Await.until("one of the two participants is moved", Duration.ofSeconds(5), () -> pa.isClosed() || pb.isClosed());
       Participant moved = pa.isClosed() ? pa : pb;
       Participant kept = pa.isClosed() ? pb : pa;

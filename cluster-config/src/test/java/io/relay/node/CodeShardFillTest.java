@@ -62,7 +62,7 @@ class CodeShardFillTest {
     AtomicInteger unavailable = new AtomicInteger();
     long started = System.nanoTime();
     for (int i = 0; i < CODES; i++) {
-      inFlight.acquire();
+      assertTrue(inFlight.tryAcquire(30, TimeUnit.SECONDS), "an issue was not answered within 30 s");
       ActorRef<CodeStore.Command> store = stores.get(i % stores.size());
       TestNode node = nodes.get(i % nodes.size());
       String topic = "fill/" + (i % 1_000);

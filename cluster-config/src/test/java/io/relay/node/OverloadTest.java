@@ -113,7 +113,7 @@ class OverloadTest {
           () -> "held " + node.metric("relay_memory_held_bytes"));
       assertQuietTopicStillWorks("overload/quiet-1");
       writing.set(false);
-      frames.get(30, TimeUnit.SECONDS);
+      Await.value("the writers stop", Duration.ofSeconds(30), frames);
       assertTrue(
           held.peak.get() <= BUDGET + SLACK,
           "the node held at most its budget (" + BUDGET + ") and the slack of shedding; peak seen " + held.peak.get());

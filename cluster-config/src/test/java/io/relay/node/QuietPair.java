@@ -1,10 +1,11 @@
 package io.relay.node;
 
+import io.relay.testing.Await;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -46,7 +47,7 @@ final class QuietPair implements AutoCloseable {
   /** Stops the exchange; the latencies (nanoseconds) sorted, failing if the exchange failed. */
   long[] stop() throws Exception {
     running.set(false);
-    task.get(30, TimeUnit.SECONDS);
+    Await.value("the quiet pair's exchange stops", Duration.ofSeconds(30), task);
     synchronized (latencies) {
       return latencies.stream().mapToLong(Long::longValue).sorted().toArray();
     }

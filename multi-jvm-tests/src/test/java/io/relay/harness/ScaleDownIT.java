@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -40,7 +39,7 @@ class ScaleDownIT {
       run.awaitConverged("every topic is on exactly one remaining node with all its participants", event,
           now -> now.nodesByTopic().values().stream().noneMatch(n -> n.contains(leaving.address())));
       int exit = leaving.process().awaitExit(Duration.ofSeconds(30));
-      long stopped = (exitedAt.orTimeout(10, TimeUnit.SECONDS).join() - event) / 1_000_000;
+      long stopped = (Await.value("the leaving node's exit is seen", Duration.ofSeconds(10), exitedAt) - event) / 1_000_000;
       run.scenario().put("unready_after_ms", unready);
       run.scenario().put("node_exited_after_ms", stopped);
       run.scenario().put("topics_on_leaving_node", itsTopics.size());
