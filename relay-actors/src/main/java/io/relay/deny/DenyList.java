@@ -436,7 +436,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
       if (!expired.isEmpty()) {
         Key<LWWMap<String, BookingState>> key = keys.get(shard);
         replicator.askUpdate(
-            replyTo -> ReplicatedMaps.removeLocally(key, expired, state -> state.expiresAt() <= now, self, replyTo), Ignored::new);
+            replyTo -> ReplicatedMaps.removeLocally(key, expired, state -> state.expiredAt(now), self, replyTo), Ignored::new);
       }
     }
     return this;

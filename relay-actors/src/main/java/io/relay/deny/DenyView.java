@@ -134,7 +134,7 @@ final class DenyView {
   int live(int shard, long now) {
     int live = 0;
     for (BookingState state : shards.get(shard).values()) {
-      if (state.expiresAt() > now) {
+      if (!state.expiredAt(now)) {
         live++;
       }
     }
@@ -148,14 +148,14 @@ final class DenyView {
     for (int i = 0; i < shards.length(); i++) {
       shards.get(i).forEach(
           (id, state) -> {
-            if (!held.containsKey(id) && state.denied() == denied && state.expiresAt() > now) {
+            if (!held.containsKey(id) && state.denied() == denied && !state.expiredAt(now)) {
               ids.add(id);
             }
           });
     }
     held.forEach(
         (id, change) -> {
-          if (change.state().denied() == denied && change.state().expiresAt() > now) {
+          if (change.state().denied() == denied && !change.state().expiredAt(now)) {
             ids.add(id);
           }
         });
@@ -168,7 +168,7 @@ final class DenyView {
     List<String> expired = new ArrayList<>();
     shards.get(shard).forEach(
         (id, state) -> {
-          if (state.expiresAt() <= now) {
+          if (state.expiredAt(now)) {
             expired.add(id);
           }
         });
@@ -176,6 +176,6 @@ final class DenyView {
   }
 
   private static boolean isDenied(BookingState state, long now) {
-    return state != null && state.denied() && state.expiresAt() > now;
+    return state != null && state.denied() && !state.expiredAt(now);
   }
 }

@@ -58,7 +58,7 @@ final class Places {
       LWWMap<String, BookingState> result = map;
       if (!map.contains(bookingId) && map.size() >= perShard) {
         for (Map.Entry<String, BookingState> entry : map.getEntries().entrySet()) {
-          if (entry.getValue().expiresAt() <= now) {
+          if (entry.getValue().expiredAt(now)) {
             result = result.remove(self, entry.getKey());
           }
         }
