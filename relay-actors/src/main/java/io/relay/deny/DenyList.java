@@ -4,6 +4,8 @@ import io.relay.RelaySettings;
 import io.relay.ddata.ReplicatedMaps;
 import io.relay.topic.TopicRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -166,6 +168,8 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   private final Places places;
   private long lastFullWarning = Long.MIN_VALUE;
   private final ShardReads reads;
+  /** Each shard's map as this node last heard it, from a change notification or a majority read. */
+  private final List<LWWMap<String, BookingState>> heard;
 
   /**
    * @param cancels the cluster's cancel channel
@@ -221,6 +225,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     this.view = new DenyView(capacity.shards());
     this.places = new Places(capacity, view, self);
     this.reads = new ShardReads(capacity.shards(), LOAD_WINDOW);
+    this.heard = new ArrayList<>(Collections.nCopies(capacity.shards(), LWWMap.create()));
     Cluster cluster = Cluster.get(context.getSystem());
     this.membership = new Membership(cluster.selfMember().uniqueAddress());
     this.selfAddress = cluster.selfMember().address().toString();
@@ -406,8 +411,14 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     return this;
   }
 
-  /** Replaces a shard's view and closes the connections of its newly denied bookings. */
+  /**
+   * Replaces a shard's view and closes the connections of its newly denied bookings. A change
+   * notification brings the replica's latest map and replaces the one last heard (merging every
+   * notification instead would, once the replicator has pruned a removed node's data, bring back
+   * entries removed since).
+   */
   private void apply(int shard, LWWMap<String, BookingState> map) {
+    heard.set(shard, map);
     for (String denied : view.replace(shard, map.getEntries(), clockSeconds.getAsLong())) {
       registry.tell(new TopicRegistry.CloseBooking(denied, false));
     }
@@ -494,7 +505,10 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
 
   private Behavior<Command> onLoaded(Loaded loaded) {
     if (loaded.response() instanceof Replicator.GetSuccess<LWWMap<String, BookingState>> success) {
-      apply(loaded.shard(), success.dataValue());
+      // The answer is the replica as it was when the read began, merged with the replies: a change
+      // the replica took meanwhile, which a notification may have brought already, is not in it.
+      // Merged into the map last heard, it loses nothing.
+      apply(loaded.shard(), heard.get(loaded.shard()).merge(success.dataValue()));
     }
     if (!reads.isCurrent(loaded.round())) {
       return this;

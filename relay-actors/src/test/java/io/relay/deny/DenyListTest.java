@@ -13,12 +13,19 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.ActorIdentity;
+import org.apache.pekko.actor.ActorSelection;
+import org.apache.pekko.actor.Identify;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.pubsub.Topic;
 import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.MemberStatus;
@@ -34,8 +41,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The sharded deny list on a one-node cluster: deny, allow, the expiry sweep, its capacity, which
  * replicated map holds a booking, that it answers nothing until it has read the maps, and that a
- * change is applied ahead of replication and answered once every member has confirmed it (a second
- * node in the same JVM).
+ * change is applied ahead of replication and answered once every member has confirmed it, and that
+ * the majority read of a joining node keeps what its replica took meanwhile (a second node in the
+ * same JVM).
  */
 class DenyListTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
@@ -254,6 +262,59 @@ class DenyListTest {
       return null;
     });
     assertEquals(new BookingState(true, NOW + 1000), replicated("again").get("again"));
+  }
+
+  @Test
+  void aMajorityReadAnsweredAfterTheReplicaTookAChangeDoesNotUndoIt() throws InterruptedException {
+    // the first node: its replicator, on a dispatcher of one thread the test can hold, is the rest of the majority
+    second = ActorTestKit.create("deny-list-test", TestClusterConfig.with(Map.of(
+        "pekko.cluster.distributed-data.use-dispatcher", "held-replicator",
+        "held-replicator.executor", "thread-pool-executor",
+        "held-replicator.thread-pool-executor.fixed-pool-size", 1)));
+    Cluster first = Cluster.get(second.system());
+    first.manager().tell(Join.create(first.selfMember().address()));
+    DistributedData.get(second.system());
+    second.createTestProbe().awaitAssert(WAIT, () -> {
+      assertEquals(MemberStatus.up(), first.selfMember().status(), "the first node is Up");
+      return null;
+    });
+    start(DenyCapacity.DEFAULT, false, ConfigFactory.parseString("relay.replication-timeout = 30s").withFallback(config()));
+    List<String> ids = idsInShard(DenyCapacity.DEFAULT, 0, 2); // shard 0 is read first
+    // the joining node's replica holds the shard's entry before it reads: the majority's answer brings nothing new
+    replicate(ids.get(0), new BookingState(false, NOW + 100));
+
+    CountDownLatch holding = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    second.system().dispatchers().lookup(DispatcherSelector.fromConfig("held-replicator")).execute(() -> {
+      holding.countDown();
+      try {
+        release.await(15, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    try {
+      assertTrue(holding.await(WAIT.toMillis(), TimeUnit.MILLISECONDS), "the first node's replicator is held");
+      Cluster.get(kit.system()).manager().tell(Join.create(first.selfMember().address()));
+      // a majority read is out once the replicator has a read aggregator (a child) waiting for the first node
+      TestProbe<ActorIdentity> children = kit.createTestProbe();
+      ActorSelection aggregators = Adapter.toClassic(kit.system()).actorSelection("/system/ddataReplicator/*");
+      children.awaitAssert(WAIT, () -> {
+        aggregators.tell(new Identify("reads"), Adapter.toClassic(children.ref()));
+        assertTrue(children.expectMessageClass(ActorIdentity.class, WAIT).getActorRef().isPresent(), "a majority read is out");
+        return null;
+      });
+      replicate(ids.get(1), new BookingState(true, NOW + 100)); // a deny reaches the replica during the read
+      kit.createTestProbe().awaitAssert(WAIT, () -> {
+        assertEquals(List.of(ids.get(1)), list(true), "the view heard of the deny");
+        return null;
+      });
+    } finally {
+      release.countDown();
+    }
+    awaitRead();
+    assertEquals(DenyList.Verdict.DENIED, check(ids.get(1)), "the read, answered with the shard as it was before the deny, did not undo it");
+    assertEquals(List.of(ids.get(1)), list(true));
   }
 
   /** Writes {@code state} straight into the booking's shard of the replica, as another node's write arrives. */
