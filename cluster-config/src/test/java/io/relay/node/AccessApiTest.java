@@ -20,6 +20,7 @@ import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ForkJoinPool;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -181,7 +182,11 @@ class AccessApiTest {
         HttpResponse<String> refused = http.send(HttpRequest.newBuilder(node.access(path)).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(404, refused.statusCode(), path);
       }
-      Await.pause(1000); // Pekko's own log lines arrive through its logging actor: a second is ample for one
+      // Pekko's log lines reach the log through its logging actor, in order: a line logged after the
+      // answers arrived comes after any warning they caused
+      Adapter.toClassic(node.system).log().warning("the 404s were answered");
+      Await.until("the line logged after the answers reaches the log", Duration.ofSeconds(10),
+          () -> !log.messagesContaining("the 404s were answered").isEmpty());
       assertEquals(List.of(), log.messagesContaining("suspicious path segment"), "a client's path is not a warning per request");
     }
   }
