@@ -62,7 +62,7 @@ final class IdleAndTlsSections {
       if (!tlsW3.isEmpty()) {
         md.append("### wss W3 one stream\n\n");
         latencyTable(tlsW3);
-        ratio(tlsW3, "deliveredMBps", true, 0.8, "wss W3 delivered MB/s");
+        ratio(tlsW3, "deliveredMBps", true, 1.2, "wss W3 delivered MB/s");
         TrafficSections.cpuPerMBps(tlsW3, "wss W3");
       }
       List<Map<String, Object>> tlsW5 = of(tls, "W5");

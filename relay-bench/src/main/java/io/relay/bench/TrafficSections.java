@@ -73,7 +73,7 @@ final class TrafficSections {
     if (!w3.isEmpty()) {
       md.append(w3Heading);
       latencyTable(w3);
-      ratio(w3, "deliveredMBps", true, 1.0, "W3 delivered MB/s");
+      ratio(w3, "deliveredMBps", true, 1.2, "W3 delivered MB/s");
       cpuPerMBps(w3, "W3");
       double relay = best(w3, "relay", "deliveredMBps", true);
       double ofTcp = 100 * relay * 1e6 * 8 / tcp;
