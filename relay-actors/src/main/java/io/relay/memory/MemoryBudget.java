@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -34,8 +35,8 @@ public final class MemoryBudget {
   private final long limit;
   private final long lowWater;
   private final AtomicLong used = new AtomicLong();
-  /** Held by connections that were shed and have not let go yet, by holder. */
-  private final Map<Holder, Long> shedding = new ConcurrentHashMap<>();
+  /** Connections that were shed and have not ended yet: what they still hold is on its way back. */
+  private final Set<Holder> shedding = ConcurrentHashMap.newKeySet();
   private final Map<Holder, Boolean> holders = new ConcurrentHashMap<>();
   private final AtomicBoolean shedInProgress = new AtomicBoolean();
   private final ShedListener listener;
@@ -74,7 +75,7 @@ public final class MemoryBudget {
 
   /** Whether {@code holder} has been chosen to be shed (and told to the listener) and has not ended yet. */
   public boolean isShedding(Holder holder) {
-    return shedding.containsKey(holder);
+    return shedding.contains(holder);
   }
 
   /** The connection ended: it no longer counts, nor waits to let go. */
@@ -114,8 +115,8 @@ public final class MemoryBudget {
   }
 
   /**
-   * Sheds the biggest holders until what they hold, with what holders already shed are still
-   * letting go of, would bring the total under the low-water mark. One thread sheds at a time; a
+   * Sheds the biggest holders until what they hold, with what holders already shed still hold (on
+   * its way back), would bring the total under the low-water mark. One thread sheds at a time; a
    * charge that finds shedding under way goes on (the pass running will see it).
    */
   private void shed() {
@@ -123,7 +124,7 @@ public final class MemoryBudget {
       return;
     }
     try {
-      long pending = shedding.values().stream().mapToLong(Long::longValue).sum();
+      long pending = shedding.stream().mapToLong(Holder::held).sum();
       long excess = used.get() - pending - lowWater;
       if (excess <= 0) {
         return;
@@ -131,7 +132,7 @@ public final class MemoryBudget {
       List<Map.Entry<Holder, Long>> candidates = new ArrayList<>();
       for (Holder holder : holders.keySet()) {
         long held = holder.held();
-        if (held > 0 && !shedding.containsKey(holder)) {
+        if (held > 0 && !shedding.contains(holder)) {
           candidates.add(Map.entry(holder, held));
         }
       }
@@ -142,7 +143,7 @@ public final class MemoryBudget {
         }
         Holder holder = candidate.getKey();
         long held = candidate.getValue();
-        shedding.put(holder, held);
+        shedding.add(holder);
         if (!holders.containsKey(holder)) {
           // it ended meanwhile: nothing left to wait for
           shedding.remove(holder);

@@ -45,9 +45,14 @@ class MemoryBudgetTest {
 
     /** What the connection does once shed: it lets go and ends. */
     void end() {
+      letGo();
+      budget.unregister(this);
+    }
+
+    /** What a shed connection does at once: it lets go of its frames, and ends once its close is answered. */
+    void letGo() {
       budget.release(held);
       held = 0;
-      budget.unregister(this);
     }
   }
 
@@ -131,5 +136,18 @@ class MemoryBudgetTest {
     assertFalse(second.shed, "the 600 still to come back cover the next charge: no second shed");
     first.end();
     assertEquals(List.of(600L), shedSizes, "one connection shed, told with what it held");
+  }
+
+  @Test
+  void aShedHolderThatHasLetGoButNotEndedIsNotCountedAgain() {
+    MemoryBudget budget = new MemoryBudget(1000, (holder, held) -> { });
+    FakeHolder first = new FakeHolder(budget, 600);
+    new FakeHolder(budget, 300);
+    new FakeHolder(budget, 200);
+    assertTrue(first.shed);
+    first.letGo();
+    FakeHolder later = new FakeHolder(budget, 500);
+    new FakeHolder(budget, 10);
+    assertTrue(later.shed, "1010 of 1000 with nothing on its way back: the biggest holder is shed");
   }
 }
