@@ -23,8 +23,8 @@ import java.util.ArrayDeque;
  * <p>The queue holds each frame for the node's {@link MemoryBudget}: a frame it drops, discards
  * or refuses is released at once; one it hands out with {@link #poll} is the caller's to release.
  * What it lets go because of a close (offered once the close was asked, queued when a close that
- * does not wait for it was asked, when the client broke a rule during a graceful one, or when the
- * connection ended) is counted as discarded.
+ * does not wait for it was asked, when the client broke a rule during a graceful one, when the
+ * client's close was answered, or when the connection ended) is counted as discarded.
  */
 public final class OutboundQueue {
   private final int maxMessages;
@@ -38,7 +38,7 @@ public final class OutboundQueue {
   private int closeCode;
   private boolean flushFirst;
   private boolean closed;
-  /** The connection was dropped by its topic, or ended: nothing is queued or sent any more. */
+  /** The connection was dropped by its topic, its client's close was answered, or it ended: nothing is queued or sent any more. */
   private boolean disposed;
   private boolean waiting;
   private Runnable wakeup;
@@ -142,8 +142,9 @@ public final class OutboundQueue {
   }
 
   /**
-   * The connection ended, or its topic dropped it: what is queued is released, later offers are
-   * refused, and an attached drain side is woken to find it so ({@link #isDisposed}).
+   * The connection ended, its client's close was answered, or its topic dropped it: what is
+   * queued is released, later offers are refused, and an attached drain side is woken to find it
+   * so ({@link #isDisposed}).
    */
   public void dispose() {
     Runnable toWake;

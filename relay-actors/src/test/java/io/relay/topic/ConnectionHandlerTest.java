@@ -381,6 +381,41 @@ class ConnectionHandlerTest {
   }
 
   @Test
+  void aReaderWhoseCloseIsAnsweredIsSentNothingMoreAndWhatReachesItIsDiscardedNotHeld() {
+    Connection writer = TestConnections.connection("t", "w", "read", "write");
+    Connection reader = TestConnections.connection(metrics.readerFramesDiscarded, "t", "r", Instant.now().plusSeconds(3600), "read");
+    EmbeddedChannel writerChannel = channel(writer);
+    reader.joined(room, null);
+    List<Object> unwritten = new ArrayList<>();
+    EmbeddedChannel readerChannel =
+        new EmbeddedChannel(
+            new ChannelOutboundHandlerAdapter() {
+              @Override
+              public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+                unwritten.add(msg); // a socket that has not taken the answer yet: the client's FIN is still to come
+              }
+            },
+            new ConnectionHandler(reader, settings, metrics, budget));
+    room.setReaders(new Connection[] {writer, reader});
+    readerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().close(CloseCodes.NORMAL, new byte[0]).bytes()));
+    double dropped = metrics.framesDropped.get();
+    double discarded = metrics.readerFramesDiscarded.get();
+    ClientFrames frames = new ClientFrames();
+    for (int i = 0; i < 67; i++) {
+      frames.frame(WsFrames.BINARY, true, payload(100, i));
+    }
+    writerChannel.writeInbound(Unpooled.wrappedBuffer(frames.bytes()));
+    readerChannel.runPendingTasks();
+    assertEquals(1, unwritten.size(), "the answer to the client's close, and nothing after it");
+    assertEquals(dropped, metrics.framesDropped.get(), "a reader that left is not a slow one: nothing counted as dropped");
+    assertEquals(discarded + 67, metrics.readerFramesDiscarded.get(), "every message after its close, counted as a close's");
+    assertEquals(0, budget.used(), "nothing held for a reader that left");
+    unwritten.forEach(ReferenceCountUtil::release);
+    readerChannel.finishAndReleaseAll();
+    writerChannel.finishAndReleaseAll();
+  }
+
+  @Test
   void aClientThatBreaksARuleIsClosedWithItsCodeAndNothingItSentIsRelayed() {
     EmbeddedChannel[] channels = writerAndReader();
     EmbeddedChannel writerChannel = channels[0];
