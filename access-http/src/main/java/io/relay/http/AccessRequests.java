@@ -341,7 +341,7 @@ final class AccessRequests extends ChannelInboundHandlerAdapter {
       ctx.close();
     } else if (event == ClientPorts.UNBOUND) { // a kept connection is not kept: its client goes to another node
       unbound = true;
-      if (!answering && !closing && HeadTimeout.betweenRequests(ctx.pipeline())) {
+      if (!answering && !closing && waiting.isEmpty() && refusal == null && HeadTimeout.betweenRequests(ctx.pipeline())) {
         closing = true;
         ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE); // after the answers written
       }

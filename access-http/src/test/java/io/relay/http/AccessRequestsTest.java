@@ -407,6 +407,30 @@ class AccessRequestsTest {
   }
 
   @Test
+  void aRequestReadWholeAndWaitingForItsClientToTakeAnAnswerIsAnsweredWithConnectionCloseWhenThePortsStopAccepting() {
+    EmbeddedChannel channel = connection(true);
+    send(channel, "GET /status/a HTTP/1.1\r\nHost: x\r\n\r\nGET /status/b HTTP/1.1\r\nHost: x\r\n\r\n");
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, false); // the client takes its answers slowly
+    held.get(0).complete(HttpResponse.create().withEntity("answer to /status/a"));
+    Await.until("the first answer is written", Duration.ofSeconds(5), () -> {
+      channel.runPendingTasks();
+      return channel.outboundMessages().size() == 1;
+    });
+    channel.pipeline().fireUserEventTriggered(ClientPorts.UNBOUND);
+    channel.runPendingTasks();
+    assertTrue(channel.isActive(), "open while a request read whole waits for its turn");
+    channel.unsafe().outboundBuffer().setUserDefinedWritability(1, true);
+    channel.runPendingTasks();
+    Await.until("the second request reaches the route", Duration.ofSeconds(5), () -> held.size() == 2);
+    held.get(1).complete(HttpResponse.create().withEntity("answer to /status/b"));
+    assertTrue(response(channel).endsWith("answer to /status/a"));
+    String second = response(channel);
+    assertNotNull(second, "the second request is answered");
+    assertTrue(second.endsWith("answer to /status/b") && second.contains("\r\nConnection: close\r\n"), second);
+    assertFalse(channel.isActive(), "closed after it");
+  }
+
+  @Test
   void everyValueOfAFieldTheRouteAnswersWithIsSent() {
     EmbeddedChannel channel = connection(true);
     send(channel, "GET /status/a HTTP/1.1\r\nHost: x\r\n\r\n");

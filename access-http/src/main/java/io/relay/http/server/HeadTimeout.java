@@ -8,8 +8,8 @@ import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A client that started a request head must finish it within {@code relay.header-timeout}, or
- * its connection is reset. The first head counts from the accept (on a TLS port the handshake is
+ * A client that started a request head must finish it within {@code relay.header-timeout} of
+ * the node reading, or its connection is reset. The first head counts from the accept (on a TLS port the handshake is
  * inside it); a later one on an access connection from its first bytes, once {@link #headRead}
  * said the last request came whole, its body included. A relay connection's upgrade removes this
  * handler with its one head, as the access port does with a head whose body it refuses as too
@@ -75,6 +75,10 @@ public final class HeadTimeout extends ChannelInboundHandlerAdapter {
 
   /** The head did not come whole in time: the connection is reset, and counted. */
   private void expire(ChannelHandlerContext ctx) {
+    if (!ctx.channel().config().isAutoRead()) {
+      start(ctx); // unless the node is not reading it (its answers wait for the client): its time runs again
+      return;
+    }
     counters.headerTimeouts.increment();
     ctx.channel().config().setOption(ChannelOption.SO_LINGER, 0);
     ctx.close();
