@@ -79,7 +79,8 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
     INSTANCE
   }
 
-  private record DrainStep(List<ActorRef<TopicActor.Command>> remaining, long pause, ActorRef<Done> replyTo)
+  /** A drain under way: {@code topics} from {@code closed} on are still to close; it began at {@code startNanos}. */
+  private record DrainStep(List<ActorRef<TopicActor.Command>> topics, int closed, long startNanos, ActorRef<Done> replyTo)
       implements Command {}
 
   private record Hosted(ActorRef<TopicActor.Command> actor, long joinsSent) {}
@@ -247,23 +248,25 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
 
   private Behavior<Command> onDrain(Drain drain) {
     List<ActorRef<TopicActor.Command>> actors = topics.values().stream().map(Hosted::actor).toList();
-    long pause = actors.isEmpty() ? 0 : shared.settings().drainSpread().toNanos() / actors.size();
-    context.getSelf().tell(new DrainStep(actors, pause, drain.replyTo()));
-    return this;
+    return onDrainStep(new DrainStep(actors, 0, System.nanoTime(), drain.replyTo()));
   }
 
-  /** Closes one topic's connections with 1001, then the next after a pause. */
+  /**
+   * Closes with 1001 the connections of every topic due by now, the i-th of n at i / n of the
+   * drain spread, then waits for the next one due: however coarse the scheduler's tick, the
+   * closes keep to the spread, several a tick when they are due that often.
+   */
   private Behavior<Command> onDrainStep(DrainStep step) {
-    if (step.remaining().isEmpty()) {
+    int total = step.topics().size();
+    long spread = shared.settings().drainSpread().toNanos();
+    long elapsed = System.nanoTime() - step.startNanos();
+    int due = elapsed >= spread ? total : (int) Math.min(total, elapsed * total / spread + 1);
+    step.topics().subList(step.closed(), due).forEach(topic -> topic.tell(new TopicActor.CloseAll(CloseCodes.GOING_AWAY, "node draining")));
+    if (due == total) {
       step.replyTo().tell(Done.getInstance());
-      return this;
-    }
-    step.remaining().get(0).tell(new TopicActor.CloseAll(CloseCodes.GOING_AWAY, "node draining"));
-    DrainStep next = new DrainStep(step.remaining().subList(1, step.remaining().size()), step.pause(), step.replyTo());
-    if (step.pause() < 1_000_000) {
-      context.getSelf().tell(next);
     } else {
-      timers.startSingleTimer(next, Duration.ofNanos(step.pause()));
+      long nextDue = due * spread / total;
+      timers.startSingleTimer(new DrainStep(step.topics(), due, step.startNanos(), step.replyTo()), Duration.ofNanos(Math.max(0, nextDue - elapsed)));
     }
     return this;
   }

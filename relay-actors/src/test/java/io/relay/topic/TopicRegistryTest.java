@@ -7,6 +7,7 @@ import io.relay.testing.Await;
 import io.relay.testing.TestClusterConfig;
 import io.relay.ws.CloseCodes;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -169,6 +170,32 @@ class TopicRegistryTest {
     assertEquals(CloseCodes.GOING_AWAY, a.nextCloseCode());
     assertEquals(CloseCodes.GOING_AWAY, b.nextCloseCode());
     done.expectMessage(TestConnections.WAIT, Done.getInstance());
+  }
+
+  /**
+   * A node's topics close over the drain spread (200 ms here) whatever their number: not all in
+   * one instant when each one's share is under a millisecond, nor one per tick of Pekko's
+   * scheduler (10 ms) when it is over, which made a drain of a thousand topics take ten seconds
+   * or more, past its deadline.
+   */
+  @Test
+  void aDrainOfManyTopicsKeepsToTheSpread() throws Exception {
+    for (int topics : new int[] {150, 250}) {
+      List<TestConnections.Client> clients = new ArrayList<>();
+      for (int i = 0; i < topics; i++) {
+        clients.add(join("spread-" + topics + "-" + i, "p" + i, "read"));
+      }
+      TestProbe<Done> done = KIT.createTestProbe();
+      long start = System.nanoTime();
+      registry.tell(new TopicRegistry.Drain(done.ref()));
+      done.expectMessage(TestConnections.WAIT, Done.getInstance());
+      long millis = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(millis >= 100, topics + " topics: the drain spreads its closes over the 200 ms spread, not at once: " + millis + " ms");
+      assertTrue(millis < 1_000, topics + " topics: the drain keeps to its 200 ms spread: " + millis + " ms");
+      for (TestConnections.Client client : clients) {
+        assertEquals(CloseCodes.GOING_AWAY, client.nextCloseCode());
+      }
+    }
   }
 
   @Test
