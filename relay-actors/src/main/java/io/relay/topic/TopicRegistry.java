@@ -85,7 +85,6 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
 
   private record Hosted(ActorRef<TopicActor.Command> actor, long joinsSent) {}
 
-
   private final ActorContext<Command> context;
   private final TimerScheduler<Command> timers;
   private final TopicActor.Context shared;
@@ -97,6 +96,8 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   private final Map<ActorRef<TopicActor.Command>, String> topicOf = new HashMap<>();
   private final ArrayDeque<ClusterEvent> events = new ArrayDeque<>();
   private long incarnations;
+  /** Set by a drain, which ends with the node: every join after it is refused. */
+  private boolean draining;
 
   /** @param claims the cluster's channel of topic claims */
   public static Behavior<Command> create(
@@ -141,6 +142,10 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   }
 
   private Behavior<Command> onJoin(Join join) {
+    if (draining) { // an admission that passed its check before the drain: the drain has closed, or is closing, every topic here
+      join.replyTo().tell(new TopicActor.Refused(503, "node is draining; reconnect with a new code", Duration.ofSeconds(1)));
+      return this;
+    }
     String topic = join.connection().grant().topic();
     Hosted hosted = topics.get(topic);
     if (hosted == null) {
@@ -247,6 +252,7 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   }
 
   private Behavior<Command> onDrain(Drain drain) {
+    draining = true;
     List<ActorRef<TopicActor.Command>> actors = topics.values().stream().map(Hosted::actor).toList();
     return onDrainStep(new DrainStep(actors, 0, System.nanoTime(), drain.replyTo()));
   }
