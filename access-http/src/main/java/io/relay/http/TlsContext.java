@@ -7,6 +7,7 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 import io.netty.handler.ssl.util.KeyManagerFactoryWrapper;
 import io.relay.config.KeyPairs;
+import io.relay.config.PrivateKeys;
 import io.relay.config.SettingsReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -24,8 +25,6 @@ import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.X509ExtendedKeyManager;
-import org.apache.pekko.pki.pem.DERPrivateKeyLoader;
-import org.apache.pekko.pki.pem.PEMDecoder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,8 +96,8 @@ public final class TlsContext {
     }
     PrivateKey key;
     try {
-      key = DERPrivateKeyLoader.load(PEMDecoder.decode(Files.readString(keyFile, StandardCharsets.US_ASCII)));
-    } catch (IOException | RuntimeException e) {
+      key = PrivateKeys.read(Files.readString(keyFile, StandardCharsets.US_ASCII));
+    } catch (IOException | GeneralSecurityException | RuntimeException e) {
       throw SettingsReader.invalid("relay.tls-key", "cannot read a PEM private key: " + e.getMessage());
     }
     if (!KeyPairs.matches(key, chain[0])) {

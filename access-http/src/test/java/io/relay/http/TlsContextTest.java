@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import io.relay.config.SettingsReader;
+import io.relay.testing.ClusterPki;
 import io.relay.testing.TestCertificate;
 import java.io.IOException;
 import java.io.InputStream;
@@ -105,6 +106,16 @@ class TlsContextTest {
     SSLContext context = SSLContext.getInstance("TLS");
     context.init(new KeyManager[] {TlsContext.keys(settings, nanos::get)}, null, null);
     return context;
+  }
+
+  @Test
+  void anEcdsaCertificateWithItsKeyInSec1AsCertManagerWritesItIsPresented() throws Exception {
+    Path ec = Files.createDirectories(dir.resolve("ec"));
+    Path key = ec.resolve("tls.key");
+    Path cert = ec.resolve("tls.crt");
+    ClusterPki.openssl(ec, "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key.toString());
+    ClusterPki.openssl(ec, "req", "-x509", "-key", key.toString(), "-subj", "/CN=127.0.0.1", "-days", "1", "-out", cert.toString());
+    assertEquals(certificate(new TestCertificate(cert, key)), presented(context(settings(cert, key))));
   }
 
   @Test

@@ -127,7 +127,7 @@ public record ClusterPki(Path dir, Path caCert, Path caKey) {
   }
 
   /** Runs openssl with {@code args}, its output in {@code dir}'s openssl.log; fails the test if it fails. */
-  static void openssl(Path dir, String... args) throws IOException, InterruptedException {
+  public static void openssl(Path dir, String... args) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of("openssl"));
     command.addAll(List.of(args));
     Path log = dir.resolve("openssl.log");
