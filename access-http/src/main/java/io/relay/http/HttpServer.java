@@ -19,10 +19,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Starts the node's client ports ({@link ClientPorts}) within its life: they stop accepting in
  * coordinated shutdown's unbind phase, close what is still open after the termination deadline,
- * and a port that cannot be bound terminates the node.
+ * and a port that cannot be bound terminates the node ({@link CannotBind}).
  */
 public final class HttpServer {
   private static final Logger LOG = LoggerFactory.getLogger(HttpServer.class);
+
+  /** Why the node stops when one of its ports cannot be bound: bad configuration, exit status 2 (application.conf). */
+  public enum CannotBind implements CoordinatedShutdown.Reason { INSTANCE }
 
   private HttpServer() {}
 
@@ -60,9 +63,9 @@ public final class HttpServer {
       InetSocketAddress address = ports.bind(host, port, tls, http);
       LOG.info("{} bound to {}", name, address);
       return CompletableFuture.completedFuture(address);
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // Netty's native transport throws its IOException unchecked
       LOG.error("cannot bind {} to {}:{}; stopping the node", name, host, port, e);
-      system.terminate();
+      CoordinatedShutdown.get(system).run(CannotBind.INSTANCE);
       return CompletableFuture.failedFuture(e);
     }
   }

@@ -75,7 +75,12 @@ final class NodeGuardian {
           RelayServices services = spawnServices(context, settings.relay(), state, node);
           context.spawn(LeaveWatcher.create(), "leave-watcher");
           state.allowClusterWrites(clusterWriters(settings));
-          PekkoManagement.get(system.classicSystem()).start();
+          PekkoManagement.get(system.classicSystem()).start().exceptionally(failure -> {
+            // no /ready, /alive or /metrics, and no contact point for bootstrap: not a node to run
+            LOG.error("cannot bind the management port to {}:{}; stopping the node", settings.node().managementHost(), settings.node().portManagement(), failure);
+            CoordinatedShutdown.get(system).run(HttpServer.CannotBind.INSTANCE);
+            return null;
+          });
           if (!settings.node().discovery().isEmpty()) {
             ClusterBootstrap.get(system.classicSystem()).start();
           }

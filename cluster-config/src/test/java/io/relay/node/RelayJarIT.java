@@ -223,6 +223,22 @@ class RelayJarIT {
     assertTrue(lines.get(0).contains("relay.buffer-size (RELAY_BUFFER_SIZE)"), lines.get(0));
   }
 
+  @ParameterizedTest
+  @CsvSource({"RELAY_PORT_ACCESS, cannot bind access API", "RELAY_PORT_MANAGEMENT, cannot bind the management port"})
+  void aPortTakenByAnotherProcessStopsTheNodeWithStatus2(String setting, String why) throws Exception {
+    Path log = log("relay-port-taken");
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0)) {
+      Map<String, String> env = new java.util.HashMap<>(Map.of("RELAY_SECRET", SECRET));
+      for (String port : List.of("RELAY_PORT_ACCESS", "RELAY_PORT_RELAY", "RELAY_PORT_MANAGEMENT", "RELAY_PORT_REMOTE")) {
+        env.put(port, String.valueOf(port.equals(setting) ? taken.getLocalPort() : TestNode.freePort()));
+      }
+      Process node = run(env, log);
+      assertTrue(node.waitFor(30, TimeUnit.SECONDS), "a node whose " + setting + " is taken did not stop (log: " + log + ")");
+      assertEquals(2, node.exitValue(), "a port the node cannot bind is bad configuration (log: " + log + ")");
+      assertTrue(Files.readString(log).contains(why), "the line saying why (log: " + log + ")");
+    }
+  }
+
   @Test
   void aNodeWithASecretAndNoChoiceOfClusterLinksStopsWithOneLineSayingWhatToSet() throws Exception {
     Path log = log("relay-no-links");
