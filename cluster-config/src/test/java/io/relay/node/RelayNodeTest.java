@@ -11,6 +11,7 @@ import io.relay.testing.Tokens;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Date;
 import java.util.List;
 import java.util.Map;
@@ -159,7 +160,7 @@ class RelayNodeTest {
   /**
    * A reader that reads nothing at first fills its connection, and its queue overflows; once it
    * reads, several writers sending at once must still give it whole messages, each writer's in
-   * order, ending with each writer's last.
+   * order, ending with the last one sent (a queue drops its oldest, never its newest).
    */
   @Test
   void concurrentWritersReachAReaderWhoseSocketFilledWithWholeMessagesInOrder() throws Exception {
@@ -225,6 +226,7 @@ class RelayNodeTest {
         next[id] = n + 1;
         received++;
       }
+      assertTrue(Arrays.stream(next).anyMatch(n -> n == messages), "the last message sent reached the reader: " + Arrays.toString(next));
     } finally {
       pool.shutdownNow();
       senders.forEach(Participant::close);

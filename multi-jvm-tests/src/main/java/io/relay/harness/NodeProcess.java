@@ -159,15 +159,21 @@ public final class NodeProcess implements AutoCloseable {
     return roles;
   }
 
-  /** A counter or gauge from {@code /metrics}, 0 when absent or unreachable. */
+  /**
+   * A counter or gauge from {@code /metrics}; NaN when the node does not answer, so that no check
+   * of it passes. A sample the node does not export is a mistake of the test's: it throws.
+   */
   public double metric(String sample) {
     String body = get("/metrics");
+    if (body.isEmpty()) {
+      return Double.NaN;
+    }
     for (String line : body.split("\n")) {
       if (line.startsWith(sample + " ")) {
         return Double.parseDouble(line.substring(sample.length() + 1).trim());
       }
     }
-    return 0;
+    throw new IllegalStateException(name + " exports no " + sample);
   }
 
   /**

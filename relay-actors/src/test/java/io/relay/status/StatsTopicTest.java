@@ -3,6 +3,7 @@ package io.relay.status;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -12,6 +13,7 @@ import io.relay.metrics.RelayMetrics;
 import io.relay.testing.Await;
 import io.relay.testing.TestClusterConfig;
 import io.relay.topic.Connection;
+import io.relay.topic.ConnectionReport;
 import io.relay.topic.OutboundQueue;
 import io.relay.topic.Room;
 import io.relay.ws.WsFrames;
@@ -142,9 +144,16 @@ class StatsTopicTest {
     Room room = room(stats("200ms"), "stats");
     Connection slow = connection(4, 1, "read");
     room.setReaders(new Connection[] {slow});
-    answerNextGathering();
-    answerNextGathering();
+    answerNextGathering(); // a report of no connections
+    ConnectionReport.Direction none = new ConnectionReport.Direction(0, 0, 0);
+    ConnectionReport newest =
+        new ConnectionReport("newest-topic", "pekko://relay@127.0.0.1:25520", "b1", true, false, "2026-12-07T00:00:00Z",
+            "2026-12-07T01:00:00Z", "10.0.0.1", "test", List.of("read"), new ConnectionReport.Stats(none, none, 0));
+    clusterStatus.expectMessageClass(ClusterStatus.Gather.class, WAIT).replyTo().tell(new ClusterStatus.Gathered(List.of(newest), List.of(), List.of()));
     Await.until("the older report is dropped and counted", WAIT, () -> metrics.framesDropped.get() == 1.0);
-    assertNotNull(slow.outbound().poll(), "the newest report is kept");
+    WsFrames.Frame kept = slow.outbound().poll();
+    assertNotNull(kept, "a report is kept");
+    assertTrue(kept.payload().toString(StandardCharsets.UTF_8).contains("newest-topic"), "the newest report is kept: " + kept.payload().toString(StandardCharsets.UTF_8));
+    kept.release();
   }
 }
