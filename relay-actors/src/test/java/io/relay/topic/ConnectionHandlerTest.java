@@ -362,15 +362,7 @@ class ConnectionHandlerTest {
     reader.joined(room, null);
     ConnectionHandler handler = new ConnectionHandler(reader, settings, metrics, budget);
     List<Object> unwritten = new ArrayList<>();
-    EmbeddedChannel channel =
-        new EmbeddedChannel(
-            new ChannelOutboundHandlerAdapter() {
-              @Override
-              public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-                unwritten.add(msg); // a socket that has not taken the answer yet
-              }
-            },
-            handler);
+    EmbeddedChannel channel = takingNothing(handler, unwritten);
     channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().close(CloseCodes.NORMAL, new byte[0]).bytes()));
     handler.shed();
     channel.runPendingTasks();
@@ -387,15 +379,7 @@ class ConnectionHandlerTest {
     EmbeddedChannel writerChannel = channel(writer);
     reader.joined(room, null);
     List<Object> unwritten = new ArrayList<>();
-    EmbeddedChannel readerChannel =
-        new EmbeddedChannel(
-            new ChannelOutboundHandlerAdapter() {
-              @Override
-              public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-                unwritten.add(msg); // a socket that has not taken the answer yet: the client's FIN is still to come
-              }
-            },
-            new ConnectionHandler(reader, settings, metrics, budget));
+    EmbeddedChannel readerChannel = takingNothing(new ConnectionHandler(reader, settings, metrics, budget), unwritten);
     room.setReaders(new Connection[] {writer, reader});
     readerChannel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().close(CloseCodes.NORMAL, new byte[0]).bytes()));
     double dropped = metrics.framesDropped.get();
@@ -590,6 +574,18 @@ class ConnectionHandlerTest {
     EmbeddedChannel channel = channel(TestConnections.connection("t", "r", "read"));
     writable(channel, false);
     return channel;
+  }
+
+  /** A channel for {@code handler} whose socket has taken nothing of what was written yet: each write is kept in {@code unwritten}. */
+  private static EmbeddedChannel takingNothing(ConnectionHandler handler, List<Object> unwritten) {
+    return new EmbeddedChannel(
+        new ChannelOutboundHandlerAdapter() {
+          @Override
+          public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            unwritten.add(msg);
+          }
+        },
+        handler);
   }
 
   /** Makes {@code channel} take more ({@code true}) or nothing more ({@code false}, as when its client stops reading). */
