@@ -115,7 +115,7 @@ public record RelaySettings(
       } catch (NumberFormatException e) {
         throw SettingsReader.invalid("relay.memory-budget", "expected a percentage of the heap such as 50% or a size such as 256MiB");
       }
-      if (percent <= 0 || percent > 90) {
+      if (!(percent > 0 && percent <= 90)) { // NaN too
         throw SettingsReader.invalid("relay.memory-budget", "a percentage of the heap must be above 0% and at most 90%");
       }
       return (long) (maxHeap * percent / 100);

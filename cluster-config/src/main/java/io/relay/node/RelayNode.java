@@ -100,9 +100,9 @@ public final class RelayNode {
             .withValue(
                 "pekko.coordinated-shutdown.phases.before-service-unbind.timeout",
                 millis(node.drainDelay().plus(PHASE_MARGIN)))
-            .withValue(
+            .withValue( // a graceful close: up to the close timeout for what is queued, then as long for the client's answer
                 "pekko.coordinated-shutdown.phases.service-unbind.timeout",
-                millis(relay.drainSpread().plus(relay.closeTimeout()).plus(PHASE_MARGIN)))
+                millis(relay.drainSpread().plus(relay.closeTimeout().multipliedBy(2)).plus(PHASE_MARGIN)))
             .withValue(
                 "pekko.coordinated-shutdown.phases.service-requests-done.timeout",
                 millis(node.unbindDeadline().plus(PHASE_MARGIN)));

@@ -55,8 +55,9 @@ class JoinAndDrainTest {
 
   /**
    * Each shutdown phase of the drain lasts at least what the settings it waits for ask: a longer
-   * drain delay, drain spread or unbind deadline is not cut short by the phase's timeout (Pekko's
-   * default is 5 s).
+   * drain delay, drain spread (with its last graceful closes: the close timeout for what is
+   * queued, then as long for the client's answer) or unbind deadline is not cut short by the
+   * phase's timeout (Pekko's default is 5 s).
    */
   @Test
   void theDrainsShutdownPhasesLastAtLeastWhatTheirSettingsAsk() {
@@ -69,10 +70,11 @@ class JoinAndDrainTest {
                     "relay.cluster-transport", "tcp",
                     "relay.drain-delay", "20s",
                     "relay.drain-spread", "30s",
+                    "relay.close-timeout", "6s",
                     "relay.unbind-deadline", "40s")));
     Config shutdown = settings.config().getConfig("pekko.coordinated-shutdown");
     Map<String, Duration> asked =
-        Map.of("before-service-unbind", Duration.ofSeconds(20), "service-unbind", Duration.ofSeconds(30), "service-requests-done", Duration.ofSeconds(40));
+        Map.of("before-service-unbind", Duration.ofSeconds(20), "service-unbind", Duration.ofSeconds(30 + 2 * 6), "service-requests-done", Duration.ofSeconds(40));
     asked.forEach(
         (phase, least) -> {
           String own = "phases." + phase + ".timeout";
