@@ -15,7 +15,8 @@ import org.apache.pekko.pki.pem.PEMDecoder;
 /**
  * Reads an unencrypted PEM private key in the forms OpenSSL, certbot and cert-manager write: PKCS#8
  * ({@code PRIVATE KEY}: RSA, EC, Ed25519), PKCS#1 ({@code RSA PRIVATE KEY}) and SEC1 ({@code EC
- * PRIVATE KEY}). What the client ports' and the cluster's TLS files are read with.
+ * PRIVATE KEY}). What the client ports' TLS key is read with; the cluster links' key, which
+ * Pekko's provider takes as RSA only, is read by Pekko's own loader ({@code ClusterCertificate}).
  */
 public final class PrivateKeys {
   private static final List<String> PKCS8_KINDS = List.of("RSA", "EC", "Ed25519", "RSASSA-PSS");
