@@ -1,9 +1,9 @@
 package io.relay.node;
 
+import io.relay.config.SettingsReader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.ArgSpec;
 import picocli.CommandLine.Model.OptionSpec;
@@ -34,9 +34,6 @@ final class TokenEnvironment implements CommandLine.IDefaultValueProvider {
       List.of(TOPIC, SECRET, AUDIENCE, LIFETIME, BOOKING_ID, CONNECTION_TYPE, SCOPE_ADMIN, SCOPE_WRITE, SCOPE_READ, SCOPE_OTHER);
   /** The booking id practable's {@code relay token} writes when none is set. */
   static final String PRACTABLE_BOOKING_ID = "relay-token-cli";
-  /** What Go's strconv.ParseBool, and so practable, takes for true and for false. */
-  private static final Set<String> TRUE = Set.of("1", "t", "T", "TRUE", "true", "True");
-  private static final Set<String> FALSE = Set.of("0", "f", "F", "FALSE", "false", "False");
 
   private final Map<String, String> environment;
 
@@ -107,10 +104,8 @@ final class TokenEnvironment implements CommandLine.IDefaultValueProvider {
     if (value == null) {
       return unset;
     }
-    if (TRUE.contains(value) || FALSE.contains(value)) {
-      return TRUE.contains(value);
-    }
-    throw new CommandLine.ParameterException(option.command().commandLine(), name + " must be true or false");
+    return SettingsReader.parseBool(value)
+        .orElseThrow(() -> new CommandLine.ParameterException(option.command().commandLine(), name + " must be true or false"));
   }
 
   private String get(String name) {

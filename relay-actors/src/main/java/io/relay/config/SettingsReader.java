@@ -4,6 +4,8 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -11,6 +13,13 @@ import java.util.function.Supplier;
  * environment variable.
  */
 public final class SettingsReader {
+  /**
+   * The spellings of true and of false: HOCON's, and Go's strconv.ParseBool's, with which the
+   * practable relay reads its settings, so that a practable deployment's values carry over.
+   */
+  private static final Set<String> TRUE = Set.of("true", "yes", "on", "1", "t", "T", "TRUE", "True");
+  private static final Set<String> FALSE = Set.of("false", "no", "off", "0", "f", "F", "FALSE", "False");
+
   private final Config config;
 
   public SettingsReader(Config config) {
@@ -27,7 +36,13 @@ public final class SettingsReader {
   }
 
   public boolean bool(String key) {
-    return read(key, "true or false", () -> config.getBoolean(key));
+    String value = read(key, "true or false", () -> config.getString(key));
+    return parseBool(value).orElseThrow(() -> invalid(key, "expected true or false, got '" + value + "'"));
+  }
+
+  /** {@code value} as a boolean, in any spelling HOCON or Go's strconv.ParseBool takes; empty for any other. */
+  public static Optional<Boolean> parseBool(String value) {
+    return TRUE.contains(value) ? Optional.of(true) : FALSE.contains(value) ? Optional.of(false) : Optional.empty();
   }
 
   /** An integer in [min, max]. */

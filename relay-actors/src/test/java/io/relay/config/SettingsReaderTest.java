@@ -33,4 +33,22 @@ class SettingsReaderTest {
     InvalidSettingException refused = assertThrows(InvalidSettingException.class, () -> reader("relay.memory-budget = 0").bytes("relay.memory-budget", 0, 100));
     assertEquals("relay.memory-budget (RELAY_MEMORY_BUDGET): expected a positive size, got 0", refused.getMessage());
   }
+
+  @Test
+  void aBooleanIsReadInHoconsSpellingsAndInThePractableRelaysWhichAreGos() {
+    for (String yes : new String[] {"true", "yes", "on", "1", "t", "T", "TRUE", "True"}) {
+      assertEquals(true, reader("relay.allow-no-booking-id = \"" + yes + "\"").bool("relay.allow-no-booking-id"), yes);
+    }
+    for (String no : new String[] {"false", "no", "off", "0", "f", "F", "FALSE", "False"}) {
+      assertEquals(false, reader("relay.allow-no-booking-id = \"" + no + "\"").bool("relay.allow-no-booking-id"), no);
+    }
+    assertEquals(true, reader("relay.allow-no-booking-id = true").bool("relay.allow-no-booking-id"));
+  }
+
+  @Test
+  void aValueThatIsNoSpellingOfABooleanIsRefusedNamingTheSettingAndItsVariable() {
+    InvalidSettingException refused =
+        assertThrows(InvalidSettingException.class, () -> reader("relay.allow-no-booking-id = maybe").bool("relay.allow-no-booking-id"));
+    assertEquals("relay.allow-no-booking-id (RELAY_ALLOW_NO_BOOKING_ID): expected true or false, got 'maybe'", refused.getMessage());
+  }
 }
