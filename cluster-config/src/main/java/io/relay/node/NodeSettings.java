@@ -2,6 +2,8 @@ package io.relay.node;
 
 import com.typesafe.config.Config;
 import io.relay.config.SettingsReader;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -81,6 +83,13 @@ record NodeSettings(
     if (roles.isEmpty() || !KNOWN_ROLES.containsAll(roles)) {
       throw SettingsReader.invalid("relay.roles", "expected access, relay or access,relay, got '" + r.string("relay.roles") + "'");
     }
+    String host = r.string("relay.host");
+    if ((!seeds.isEmpty() || !discovery.isEmpty()) && isWildcard(host)) {
+      throw SettingsReader.invalid(
+          "relay.host",
+          "'" + host + "' binds every interface, but it is also the address other nodes reach this one at, and RELAY_SEED_NODES "
+              + "or RELAY_DISCOVERY makes a cluster of several nodes: set it to this node's own address (on Kubernetes the pod IP)");
+    }
     String managementHost = r.string("relay.management-host").trim();
     if (managementHost.isEmpty()) {
       throw SettingsReader.invalid("relay.management-host", "expected an address to bind, such as 127.0.0.1, the pod IP or 0.0.0.0");
@@ -91,13 +100,22 @@ record NodeSettings(
         bootstrap,
         appVersion,
         Set.copyOf(roles),
-        r.string("relay.host"),
+        host,
         managementHost,
         r.bool("relay.management-writes"),
         r.port("relay.port-management"),
         r.port("relay.port-remote"),
         r.duration("relay.drain-delay"),
         r.duration("relay.unbind-deadline"));
+  }
+
+  /** Whether {@code host} is the wildcard address (0.0.0.0, ::), which binds every interface. */
+  static boolean isWildcard(String host) {
+    try {
+      return InetAddress.getByName(host).isAnyLocalAddress();
+    } catch (UnknownHostException e) {
+      return false;
+    }
   }
 
   private static Bootstrap bootstrap(SettingsReader r, String discovery) {

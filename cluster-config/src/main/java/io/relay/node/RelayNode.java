@@ -125,11 +125,7 @@ public final class RelayNode {
    * interface.
    */
   private static String managementContactHost(NodeSettings node) {
-    try {
-      return InetAddress.getByName(node.managementHost()).isAnyLocalAddress() ? node.host() : node.managementHost();
-    } catch (UnknownHostException e) {
-      return node.managementHost();
-    }
+    return NodeSettings.isWildcard(node.managementHost()) ? node.host() : node.managementHost();
   }
 
   /**
