@@ -37,8 +37,8 @@ public final class RelayCli implements Callable<Integer> {
     public Integer call() {
       RelayNode.Settings settings;
       try {
+        LogFormat.apply(ConfigFactory.load()); // before the settings are read, which log (the TLS line)
         settings = RelayNode.load(ConfigFactory.empty());
-        LogFormat.apply(settings.config());
       } catch (SettingsReader.InvalidSettingException e) {
         System.err.println("relay: invalid configuration: " + e.getMessage());
         return BAD_CONFIGURATION;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.testing.Await;
 import io.relay.testing.ClusterPki;
+import io.relay.testing.TestCertificate;
 import io.relay.testing.Tokens;
 import java.io.IOException;
 import java.net.URI;
@@ -289,6 +290,31 @@ class RelayJarIT {
       }
     }
     assertTrue(sawClose, "a connection closed line was logged");
+  }
+
+  @Test
+  void withTlsEveryLineIsJsonFromTheFirst(@TempDir Path dir) throws Exception {
+    Path log = log("relay-json-tls");
+    TestCertificate certificate = TestCertificate.create(dir);
+    Process node =
+        run(
+            Map.of(
+                "RELAY_SECRET", SECRET,
+                "RELAY_LOG_FORMAT", "json",
+                "RELAY_TLS_CERT", certificate.cert().toString(),
+                "RELAY_TLS_KEY", certificate.key().toString(),
+                "RELAY_PORT_ACCESS", String.valueOf(TestNode.freePort()),
+                "RELAY_PORT_RELAY", String.valueOf(TestNode.freePort()),
+                "RELAY_PORT_MANAGEMENT", String.valueOf(TestNode.freePort()),
+                "RELAY_PORT_REMOTE", String.valueOf(TestNode.freePort())),
+            log);
+    Await.until("the node logs its start (log: " + log + ")", Duration.ofSeconds(30), () -> !node.isAlive() || contains(log, "starting"));
+    com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+    List<String> lines = Files.readAllLines(log);
+    assertTrue(lines.stream().anyMatch(line -> line.contains("TLS on")), "the TLS line is logged: " + lines);
+    for (String line : lines) {
+      assertTrue(json.readTree(line).has("formattedMessage"), "a JSON log entry: " + line);
+    }
   }
 
   private static boolean contains(Path log, String text) {
