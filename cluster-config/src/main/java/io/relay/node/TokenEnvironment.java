@@ -104,7 +104,7 @@ final class TokenEnvironment implements CommandLine.IDefaultValueProvider {
     if (value == null) {
       return unset;
     }
-    return SettingsReader.parseBool(value)
+    return SettingsReader.parseGoBool(value)
         .orElseThrow(() -> new CommandLine.ParameterException(option.command().commandLine(), name + " must be true or false"));
   }
 

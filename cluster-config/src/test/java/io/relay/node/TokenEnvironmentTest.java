@@ -108,7 +108,7 @@ class TokenEnvironmentTest {
     assertEquals(RelayCli.BAD_CONFIGURATION, none.status());
     assertTrue(none.err().contains("No scopes requested"), none.err());
     assertEquals("", none.out());
-    Run bad = token(Map.of("RELAY_TOKEN_SECRET", "s", "RELAY_TOKEN_SCOPE_READ", "maybe"));
+    Run bad = token(Map.of("RELAY_TOKEN_SECRET", "s", "RELAY_TOKEN_SCOPE_READ", "yes"));
     assertEquals(RelayCli.BAD_CONFIGURATION, bad.status());
     assertTrue(bad.err().contains("RELAY_TOKEN_SCOPE_READ must be true or false"), bad.err());
   }

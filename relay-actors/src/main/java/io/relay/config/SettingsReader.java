@@ -13,12 +13,9 @@ import java.util.function.Supplier;
  * environment variable.
  */
 public final class SettingsReader {
-  /**
-   * The spellings of true and of false: HOCON's, and Go's strconv.ParseBool's, with which the
-   * practable relay reads its settings, so that a practable deployment's values carry over.
-   */
-  private static final Set<String> TRUE = Set.of("true", "yes", "on", "1", "t", "T", "TRUE", "True");
-  private static final Set<String> FALSE = Set.of("false", "no", "off", "0", "f", "F", "FALSE", "False");
+  /** Go's strconv.ParseBool's spellings, in which the practable relay reads its switches. */
+  private static final Set<String> GO_TRUE = Set.of("1", "t", "T", "TRUE", "true", "True");
+  private static final Set<String> GO_FALSE = Set.of("0", "f", "F", "FALSE", "false", "False");
 
   private final Config config;
 
@@ -35,14 +32,20 @@ public final class SettingsReader {
     return read(key, "a string", () -> config.getString(key));
   }
 
+  /**
+   * A switch: Go's spellings of true and false, so that a practable deployment's values carry
+   * over, and {@code on} and {@code off}. Not HOCON's {@code yes} and {@code no}, which practable
+   * reads as false.
+   */
   public boolean bool(String key) {
     String value = read(key, "true or false", () -> config.getString(key));
-    return parseBool(value).orElseThrow(() -> invalid(key, "expected true or false, got '" + value + "'"));
+    Optional<Boolean> onOff = value.equals("on") ? Optional.of(true) : value.equals("off") ? Optional.of(false) : Optional.empty();
+    return parseGoBool(value).or(() -> onOff).orElseThrow(() -> invalid(key, "expected true or false, got '" + value + "'"));
   }
 
-  /** {@code value} as a boolean, in any spelling HOCON or Go's strconv.ParseBool takes; empty for any other. */
-  public static Optional<Boolean> parseBool(String value) {
-    return TRUE.contains(value) ? Optional.of(true) : FALSE.contains(value) ? Optional.of(false) : Optional.empty();
+  /** {@code value} as Go's strconv.ParseBool reads it; empty where it refuses it. */
+  public static Optional<Boolean> parseGoBool(String value) {
+    return GO_TRUE.contains(value) ? Optional.of(true) : GO_FALSE.contains(value) ? Optional.of(false) : Optional.empty();
   }
 
   /** An integer in [min, max]. */

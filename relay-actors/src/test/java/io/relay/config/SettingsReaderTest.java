@@ -35,20 +35,22 @@ class SettingsReaderTest {
   }
 
   @Test
-  void aBooleanIsReadInHoconsSpellingsAndInThePractableRelaysWhichAreGos() {
-    for (String yes : new String[] {"true", "yes", "on", "1", "t", "T", "TRUE", "True"}) {
+  void aSwitchIsReadInThePractableRelaysSpellingsWhichAreGosAndAsOnOrOff() {
+    for (String yes : new String[] {"true", "on", "1", "t", "T", "TRUE", "True"}) {
       assertEquals(true, reader("relay.allow-no-booking-id = \"" + yes + "\"").bool("relay.allow-no-booking-id"), yes);
     }
-    for (String no : new String[] {"false", "no", "off", "0", "f", "F", "FALSE", "False"}) {
+    for (String no : new String[] {"false", "off", "0", "f", "F", "FALSE", "False"}) {
       assertEquals(false, reader("relay.allow-no-booking-id = \"" + no + "\"").bool("relay.allow-no-booking-id"), no);
     }
     assertEquals(true, reader("relay.allow-no-booking-id = true").bool("relay.allow-no-booking-id"));
   }
 
   @Test
-  void aValueThatIsNoSpellingOfABooleanIsRefusedNamingTheSettingAndItsVariable() {
-    InvalidSettingException refused =
-        assertThrows(InvalidSettingException.class, () -> reader("relay.allow-no-booking-id = maybe").bool("relay.allow-no-booking-id"));
-    assertEquals("relay.allow-no-booking-id (RELAY_ALLOW_NO_BOOKING_ID): expected true or false, got 'maybe'", refused.getMessage());
+  void yesAndNoWhichThePractableRelayReadsAsFalseAreRefusedLikeAnyOtherWordNamingTheSetting() {
+    for (String word : new String[] {"yes", "no", "maybe"}) {
+      InvalidSettingException refused =
+          assertThrows(InvalidSettingException.class, () -> reader("relay.allow-no-booking-id = " + word).bool("relay.allow-no-booking-id"));
+      assertEquals("relay.allow-no-booking-id (RELAY_ALLOW_NO_BOOKING_ID): expected true or false, got '" + word + "'", refused.getMessage());
+    }
   }
 }
