@@ -3,6 +3,8 @@ package io.relay.node;
 import com.typesafe.config.ConfigFactory;
 import io.relay.config.SettingsReader;
 import java.util.concurrent.Callable;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.remote.RemoteTransportException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -43,7 +45,16 @@ public final class RelayCli implements Callable<Integer> {
         System.err.println("relay: invalid configuration: " + e.getMessage());
         return BAD_CONFIGURATION;
       }
-      RelayNode.start(settings).getWhenTerminated().toCompletableFuture().join();
+      ActorSystem<Void> system;
+      try {
+        system = RelayNode.start(settings);
+      } catch (RemoteTransportException e) { // the cluster port: Artery binds it as the actor system starts
+        System.err.printf(
+            "relay: cannot bind the cluster port to %s:%d (RELAY_HOST, RELAY_PORT_REMOTE): %s%n",
+            settings.node().host(), settings.node().portRemote(), e.getMessage());
+        return BAD_CONFIGURATION;
+      }
+      system.getWhenTerminated().toCompletableFuture().join();
       return 0;
     }
   }

@@ -225,7 +225,11 @@ class RelayJarIT {
   }
 
   @ParameterizedTest
-  @CsvSource({"RELAY_PORT_ACCESS, cannot bind access API", "RELAY_PORT_MANAGEMENT, cannot bind the management port"})
+  @CsvSource({
+    "RELAY_PORT_ACCESS, cannot bind access API",
+    "RELAY_PORT_MANAGEMENT, cannot bind the management port",
+    "RELAY_PORT_REMOTE, cannot bind the cluster port"
+  })
   void aPortTakenByAnotherProcessStopsTheNodeWithStatus2(String setting, String why) throws Exception {
     Path log = log("relay-port-taken");
     try (java.net.ServerSocket taken = new java.net.ServerSocket(0)) {
