@@ -79,13 +79,19 @@ public record RelaySettings(
 
   public static RelaySettings create(Config config) {
     SettingsReader r = new SettingsReader(config);
+    Duration pingInterval = r.duration("relay.ping-interval");
+    Duration idleTimeout = r.duration("relay.idle-timeout");
+    if (idleTimeout.compareTo(pingInterval) <= 0) { // the first ping round would cut off every client that only reads
+      throw SettingsReader.invalid(
+          "relay.idle-timeout", "expected more than RELAY_PING_INTERVAL (" + pingInterval + "), whose pings a client that only reads answers, got " + idleTimeout);
+    }
     return new RelaySettings(
         r.integer("relay.buffer-size", 1, 1_000_000),
         r.bytes("relay.buffer-bytes"),
         (int) r.bytes("relay.max-message-bytes", 1, Integer.MAX_VALUE - 1024),
-        r.duration("relay.ping-interval"),
+        pingInterval,
         r.duration("relay.close-timeout"),
-        r.duration("relay.idle-timeout"),
+        idleTimeout,
         r.duration("relay.attach-timeout"),
         r.duration("relay.code-ttl"),
         r.duration("relay.code-sweep-interval"),
@@ -101,7 +107,7 @@ public record RelaySettings(
         r.duration("relay.drain-spread"),
         r.duration("relay.status-timeout"),
         r.duration("relay.stats-every"),
-        r.duration("relay.token-leeway"),
+        r.wholeSeconds("relay.token-leeway"),
         memoryBudget(r, Runtime.getRuntime().maxMemory()));
   }
 

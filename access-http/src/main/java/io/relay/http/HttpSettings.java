@@ -104,7 +104,7 @@ public record HttpSettings(
         r.port("relay.port-relay"),
         r.bool("relay.allow-no-booking-id"),
         r.duration("relay.ask-timeout"),
-        r.duration("relay.token-leeway"),
+        r.wholeSeconds("relay.token-leeway"),
         r.integer("relay.token-cache-size", 0, 10_000_000),
         tlsCert,
         tlsKey,

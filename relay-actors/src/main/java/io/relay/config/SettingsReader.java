@@ -80,11 +80,20 @@ public final class SettingsReader {
     return value;
   }
 
-  /** A positive duration in HOCON's form (30s, 500ms). */
+  /** A duration of at least a millisecond, in HOCON's form (30s, 500ms). */
   public Duration duration(String key) {
     Duration value = read(key, "a duration such as 30s or 500ms", () -> config.getDuration(key));
-    if (value.isNegative() || value.isZero()) {
-      throw invalid(key, "expected a positive duration, got " + value);
+    if (value.compareTo(Duration.ofMillis(1)) < 0) {
+      throw invalid(key, "expected a duration of at least 1ms, got " + value);
+    }
+    return value;
+  }
+
+  /** A duration in whole seconds, {@code 0s} included, in HOCON's form (5s, 0s). */
+  public Duration wholeSeconds(String key) {
+    Duration value = read(key, "a duration such as 5s or 0s", () -> config.getDuration(key));
+    if (value.isNegative() || value.getNano() != 0) {
+      throw invalid(key, "expected whole seconds, 0s or more, got " + value);
     }
     return value;
   }
