@@ -97,7 +97,7 @@ public record HttpSettings(
         r.string("relay.secret-previous-file"),
         r.duration("relay.secret-reload-interval"),
         secret.isEmpty() && secretFile.isEmpty(),
-        r.string("relay.audience"),
+        r.nonBlank("relay.audience"),
         url,
         r.string("relay.host"),
         r.port("relay.port-access"),

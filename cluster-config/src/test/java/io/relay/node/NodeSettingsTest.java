@@ -12,8 +12,9 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * How a node's cluster settings are read: a wildcard RELAY_HOST serves one node, and stops a node
- * set to join others, which could never reach it at that address.
+ * Settings that stop a node at the start, where it would otherwise run and fail its clients: a
+ * wildcard RELAY_HOST for a node set to join others, which could never reach it at that address;
+ * an empty RELAY_AUDIENCE, which no token's {@code aud} matches.
  */
 class NodeSettingsTest {
   private static RelayNode.Settings load(Map<String, Object> overrides) {
@@ -46,5 +47,12 @@ class NodeSettingsTest {
       own.put("relay.host", "10.0.0.2");
       assertEquals("10.0.0.2", load(own).node().host(), "the node's own address joins " + cluster);
     }
+  }
+
+  @Test
+  void anEmptyAudienceStopsTheNodeNamingTheSetting() {
+    String failure =
+        assertThrows(SettingsReader.InvalidSettingException.class, () -> load(Map.of("relay.host", "127.0.0.1", "relay.audience", ""))).getMessage();
+    assertEquals("relay.audience (RELAY_AUDIENCE): expected a value, got nothing", failure);
   }
 }

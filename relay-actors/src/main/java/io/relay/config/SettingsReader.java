@@ -32,6 +32,15 @@ public final class SettingsReader {
     return read(key, "a string", () -> config.getString(key));
   }
 
+  /** A string that is not blank. */
+  public String nonBlank(String key) {
+    String value = string(key);
+    if (value.isBlank()) {
+      throw invalid(key, "expected a value, got nothing");
+    }
+    return value;
+  }
+
   /**
    * A switch: Go's spellings of true and false, so that a practable deployment's values carry
    * over, and {@code on} and {@code off}. Not HOCON's {@code yes} and {@code no}, which practable

@@ -53,4 +53,11 @@ class SettingsReaderTest {
       assertEquals("relay.allow-no-booking-id (RELAY_ALLOW_NO_BOOKING_ID): expected true or false, got '" + word + "'", refused.getMessage());
     }
   }
+
+  @Test
+  void aValueThatMustBeGivenIsRefusedBlank() {
+    assertEquals("http://relay.example.io", reader("relay.audience = \"http://relay.example.io\"").nonBlank("relay.audience"));
+    InvalidSettingException refused = assertThrows(InvalidSettingException.class, () -> reader("relay.audience = \" \"").nonBlank("relay.audience"));
+    assertEquals("relay.audience (RELAY_AUDIENCE): expected a value, got nothing", refused.getMessage());
+  }
 }
