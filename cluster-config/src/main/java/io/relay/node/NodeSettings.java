@@ -63,7 +63,7 @@ record NodeSettings(
     SettingsReader r = new SettingsReader(config);
     List<String> seeds = split(r.string("relay.seed-nodes"));
     for (String seed : seeds) {
-      if (!seed.matches("pekko://relay@[^:/\\s]+:\\d+")) {
+      if (!seed.matches("pekko://relay@[^:/\\s]+:\\d{1,5}") || !validPort(seed.substring(seed.lastIndexOf(':') + 1))) {
         throw SettingsReader.invalid("relay.seed-nodes", "expected pekko://relay@host:port entries, got '" + seed + "'");
       }
     }
@@ -107,6 +107,11 @@ record NodeSettings(
         r.port("relay.port-remote"),
         r.duration("relay.drain-delay"),
         r.duration("relay.unbind-deadline"));
+  }
+
+  private static boolean validPort(String digits) {
+    int port = Integer.parseInt(digits);
+    return port >= 1 && port <= 65535;
   }
 
   /** Whether {@code host} is the wildcard address (0.0.0.0, ::), which binds every interface. */

@@ -55,4 +55,13 @@ class NodeSettingsTest {
         assertThrows(SettingsReader.InvalidSettingException.class, () -> load(Map.of("relay.host", "127.0.0.1", "relay.audience", ""))).getMessage();
     assertEquals("relay.audience (RELAY_AUDIENCE): expected a value, got nothing", failure);
   }
+
+  @Test
+  void aSeedNodeIsAPekkoAddressWithAPortFrom1To65535() {
+    assertEquals(List.of("pekko://relay@10.0.0.1:25520"), load(Map.of("relay.seed-nodes", "pekko://relay@10.0.0.1:25520")).node().seedNodes());
+    for (String seed : new String[] {"pekko://relay@10.0.0.1:99999", "pekko://relay@10.0.0.1:0", "pekko://relay@10.0.0.1", "10.0.0.1:25520"}) {
+      String failure = assertThrows(SettingsReader.InvalidSettingException.class, () -> load(Map.of("relay.seed-nodes", seed))).getMessage();
+      assertTrue(failure.startsWith("relay.seed-nodes (RELAY_SEED_NODES): expected pekko://relay@host:port entries"), seed + ": " + failure);
+    }
+  }
 }
