@@ -56,7 +56,7 @@ class TokenVerifierCacheTest {
   }
 
   @Test
-  void fromItsExpiryATokenIsVerifiedInFullAndOnePastTheLeewayIsRefused() {
+  void fromItsExpiryATokenIsVerifiedInFullAndWithinTheLeewayStillPasses() {
     // the JWT library's clock is the real one, so the token's exp is set relative to it
     long realNow = Instant.now().getEpochSecond();
     TokenVerifier verifier = verifier(100);
@@ -65,8 +65,24 @@ class TokenVerifierCacheTest {
     now.set(realNow + 2);
     verifier.verify(Optional.of(token));
     assertEquals(0, cached.get(), "at its exp the token is checked again (within the leeway it still passes)");
-    String expired = token(realNow - 10);
-    assertThrows(ApiException.class, () -> verifier.verify(Optional.of(expired)), "past exp and leeway: refused");
+  }
+
+  @Test
+  void aCachedTokenIsRefusedOncePastItsExpAndTheLeeway() {
+    HttpSettings noLeeway =
+        HttpSettings.create(
+            ConfigFactory.parseMap(Map.of("relay.secret", Tokens.SECRET, "relay.audience", Tokens.AUDIENCE, "relay.token-leeway", "0s"))
+                .withFallback(ConfigFactory.load()));
+    TokenVerifier verifier = new TokenVerifier(noLeeway, TokenKeys.from(noLeeway), 100, cached::incrementAndGet, () -> Instant.now().getEpochSecond());
+    long expiresAt = Instant.now().getEpochSecond() + 1; // the JWT library's clock is the real one
+    String token = token(expiresAt);
+    verifier.verify(Optional.of(token));
+    verifier.verify(Optional.of(token));
+    assertEquals(1, cached.get(), "taken from the cache before its exp");
+    Await.until("the real clock passes the token's exp", Duration.ofSeconds(5), () -> Instant.now().getEpochSecond() > expiresAt);
+    ApiException expired = assertThrows(ApiException.class, () -> verifier.verify(Optional.of(token)), "the same token, past its exp");
+    assertEquals("401 token has expired", expired.status() + " " + expired.getMessage());
+    assertEquals(1, cached.get(), "not taken from the cache");
   }
 
   @Test

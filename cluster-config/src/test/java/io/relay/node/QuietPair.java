@@ -37,6 +37,11 @@ final class QuietPair implements AutoCloseable {
             });
   }
 
+  /** Waits for the pair's first round trip, so that what follows runs while it exchanges. */
+  void awaitExchanging() {
+    Await.until("the quiet pair's first round trip", Duration.ofSeconds(30), () -> exchanged() > 0);
+  }
+
   /** How many round trips the pair has made so far. */
   int exchanged() {
     synchronized (latencies) {
