@@ -99,8 +99,7 @@ final class Admission {
    * @param userAgent the client's {@code User-Agent}, or empty
    * @param remoteAddress the client's address as its reports show it
    */
-  CompletionStage<ConnectionHandler> admit(
-      String topic, String code, String userAgent, String remoteAddress) {
+  CompletionStage<ConnectionHandler> admit(String topic, String code, String userAgent, String remoteAddress) {
     if (code == null || code.isEmpty()) {
       return CompletableFuture.failedFuture(refused("missing", "missing code"));
     }
@@ -119,8 +118,7 @@ final class Admission {
             });
   }
 
-  private CompletionStage<ConnectionHandler> join(
-      CodeGrant grant, String userAgent, String remoteAddress) {
+  private CompletionStage<ConnectionHandler> join(CodeGrant grant, String userAgent, String remoteAddress) {
     DenyList.Verdict verdict = denyVerdicts.verdict(grant.bookingId());
     if (verdict == DenyList.Verdict.UNREAD) {
       throw ApiException.denyListUnread(metrics, "relay");
@@ -139,6 +137,7 @@ final class Admission {
     Connection connection = new Connection(connectionIds.incrementAndGet(), info, outbound);
     return Ask.<TopicRegistry.Command, TopicActor.JoinResult>ask(
             registry, replyTo -> new TopicRegistry.Join(connection, replyTo), settings.askTimeout(), system)
+        .whenComplete((result, unanswered) -> { if (unanswered != null) connection.abandonAdmission(); }) // refused with 503
         .thenApply(
             result -> {
               if (result instanceof TopicActor.Refused refused) {

@@ -3,6 +3,7 @@ package io.relay.topic;
 import io.relay.ws.CloseCodes;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.pekko.actor.typed.ActorRef;
 
 /**
@@ -38,6 +39,10 @@ public final class Connection {
   private volatile Room room;
   private volatile ActorRef<TopicActor.Command> topicActor;
   private volatile boolean attached;
+  /** Whether its topic took it ({@code JOINED}) or its admission was given up first ({@code ABANDONED}). */
+  private final AtomicReference<Admission> admission = new AtomicReference<>(Admission.ADMITTING);
+
+  private enum Admission { ADMITTING, JOINED, ABANDONED }
 
   public Connection(long id, Grant grant, OutboundQueue outbound) {
     this.id = id;
@@ -69,9 +74,22 @@ public final class Connection {
     return topicActor;
   }
 
-  void joined(Room room, ActorRef<TopicActor.Command> topicActor) {
+  /** Its topic takes it, unless its admission was given up: then it must not ({@code false}). */
+  boolean joined(Room room, ActorRef<TopicActor.Command> topicActor) {
     this.room = room;
     this.topicActor = topicActor;
+    return admission.compareAndSet(Admission.ADMITTING, Admission.JOINED);
+  }
+
+  /**
+   * Its admission was given up after its join was sent (the join was not answered in time, and
+   * its client was answered 503): its topic does not take it, or, if it already has, drops it now
+   * rather than at the attach deadline, so that it holds no frames meanwhile.
+   */
+  public void abandonAdmission() {
+    if (!admission.compareAndSet(Admission.ADMITTING, Admission.ABANDONED) && admission.get() == Admission.JOINED) {
+      topicActor.tell(new TopicActor.Left(id, "its join was answered too late; its client was refused with 503"));
+    }
   }
 
   /**

@@ -145,8 +145,10 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
       replyTo.tell(new Refused(403, "booking denied", null));
       return;
     }
+    if (!connection.joined(room, context.getSelf())) {
+      return; // its admission was given up: its client was refused
+    }
     members.put(connection.id(), connection);
-    connection.joined(room, context.getSelf());
     publishReaders();
     shared.directory().add(connection);
     shared.metrics().connectionsOpened.inc();

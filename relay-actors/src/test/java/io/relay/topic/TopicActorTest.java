@@ -9,6 +9,7 @@ import io.relay.testing.TestClusterConfig;
 import io.relay.ws.CloseCodes;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
@@ -198,6 +199,31 @@ class TopicActorTest {
     writer.sendText("after the client left");
     Await.until("the topic to drop it", TestConnections.WAIT, () -> !CONNECTIONS.directory.connections().contains(gone));
     assertEquals(0, gone.outbound().size(), "no frame was queued for it");
+  }
+
+  @Test
+  void aJoinWhoseAdmissionWasGivenUpIsNotKeptWhetherItArrivesAfterThatOrBefore() {
+    // an attach deadline far off, so that only the admission being given up drops the connection
+    ActorTestKit kit = ActorTestKit.create("topic-actor-given-up", TestClusterConfig.with(Map.of("relay.attach-timeout", "60s")));
+    try {
+      TestConnections connections = new TestConnections(kit, "test-node");
+      ActorRef<TopicActor.Command> topic = kit.spawn(TopicActor.create("given-up", registry.ref(), connections.context));
+      TestProbe<TopicActor.JoinResult> replies = kit.createTestProbe();
+      Connection late = TestConnections.connection("given-up", "late", "read");
+      late.abandonAdmission(); // its join unanswered in time: its client was refused with 503
+      topic.tell(new TopicActor.Join(late, replies.ref()));
+      Connection joined = TestConnections.connection("given-up", "joined", "read");
+      topic.tell(new TopicActor.Join(joined, replies.ref()));
+      replies.expectMessageClass(TopicActor.Joined.class, TestConnections.WAIT);
+      assertEquals(List.of(joined), connections.directory.connections(), "the topic took the one not given up");
+      joined.abandonAdmission(); // given up just after the topic took it
+      Await.until("the topic drops it long before its attach deadline", TestConnections.WAIT, () -> connections.directory.size() == 0);
+      assertTrue(joined.outbound().isDisposed(), "its queue takes nothing from now on");
+      assertEquals(1, registry.expectMessageClass(TopicRegistry.TopicIdle.class, TestConnections.WAIT).joins(), "idle after the join not taken");
+      assertEquals(2, registry.expectMessageClass(TopicRegistry.TopicIdle.class, TestConnections.WAIT).joins(), "idle again, both joins counted");
+    } finally {
+      kit.shutdownTestKit();
+    }
   }
 
   @Test
