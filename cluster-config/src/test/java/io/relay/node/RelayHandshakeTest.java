@@ -107,7 +107,9 @@ class RelayHandshakeTest {
   void codesAreCheckedAfterTheHandshakeAndRefusedWith401() throws IOException {
     assertRefused(401, "missing code", "GET /session/codes HTTP/1.1\r\n" + UPGRADE_FIELDS + "\r\n");
     assertRefused(401, "unknown code", "GET /session/codes?code=nope HTTP/1.1\r\n" + UPGRADE_FIELDS + "\r\n");
-    String code = code("codes");
+    // a code's length in padded Base64, which decodes to fewer bytes than a code holds
+    assertRefused(401, "unknown code", "GET /session/codes?code=" + "A".repeat(30) + "%3D%3D HTTP/1.1\r\n" + UPGRADE_FIELDS + "\r\n");
+    String code = code("codes"); // the node still issues codes after it
     assertRefused(401, "another topic", "GET /session/elsewhere?code=" + code + " HTTP/1.1\r\n" + UPGRADE_FIELDS + "\r\n");
     String other = code("codes");
     assertTrue(exchangeUpgrade("GET /session/codes?code=" + other + " HTTP/1.1\r\n" + UPGRADE_FIELDS + "\r\n").startsWith("HTTP/1.1 101 "));

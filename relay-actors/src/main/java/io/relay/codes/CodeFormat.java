@@ -36,10 +36,13 @@ final class CodeFormat {
     if (code.length() != CODE_LENGTH) {
       return OptionalLong.empty();
     }
+    byte[] bytes;
     try {
-      return OptionalLong.of(ByteBuffer.wrap(Base64.getUrlDecoder().decode(code)).getLong(RANDOM_BYTES));
+      bytes = Base64.getUrlDecoder().decode(code);
     } catch (IllegalArgumentException notBase64) {
       return OptionalLong.empty();
     }
+    // padding ('=') makes text of the same length decode to fewer bytes
+    return bytes.length == CODE_BYTES ? OptionalLong.of(ByteBuffer.wrap(bytes).getLong(RANDOM_BYTES)) : OptionalLong.empty();
   }
 }

@@ -113,6 +113,16 @@ class CodeStoreTest {
   }
 
   @Test
+  void aCodeOfTheRightLengthThatIsNoCodeIsRefusedAndTheStoreGoesOn() {
+    // padded Base64 of a code's length decodes to fewer bytes than a code holds; then characters outside Base64
+    for (String notACode : new String[] {"A".repeat(30) + "==", "A".repeat(31) + "=", "A".repeat(31) + "!", "=".repeat(32)}) {
+      assertEquals(new CodeStore.Rejected(CodeStore.Reason.UNKNOWN), redeem(notACode, "lab/forged"), notACode);
+    }
+    String code = issue("lab/after-forged");
+    assertEquals(CodeStore.Redeemed.class, redeem(code, "lab/after-forged").getClass(), "the store still issues and redeems codes");
+  }
+
+  @Test
   void theIssuerGrantsTheFirstClaimOfACodeOnly() {
     TestProbe<CodeStore.ClaimAnswer> first = kit.createTestProbe();
     TestProbe<CodeStore.ClaimAnswer> second = kit.createTestProbe();
