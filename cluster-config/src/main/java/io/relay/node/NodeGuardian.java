@@ -40,6 +40,7 @@ import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.Terminated;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.pubsub.Topic;
@@ -87,8 +88,29 @@ final class NodeGuardian {
           bindServers(system, settings, services, state);
           registerDrain(system, settings, services, state);
           LogFormat.flushAtExit(system);
-          return Behaviors.empty();
+          context.watch(services.codes());
+          context.watch(services.denyList());
+          context.watch(services.registry());
+          return Behaviors.receive(Void.class).onSignal(Terminated.class, stopped -> serviceStopped(system, stopped)).build();
         });
+  }
+
+  /** A service of the node stopped, which it does only after a fault: the node stops, to be restarted. */
+  enum ServiceStopped implements CoordinatedShutdown.Reason { INSTANCE }
+
+  /**
+   * One of the services every request needs (codes, deny list, topics) stopped outside a
+   * shutdown, after a fault (logged by Pekko at ERROR): without it the node would answer 503 to
+   * every code request and upgrade while it still looked ready, so it stops with exit status 1
+   * instead, for systemd or Kubernetes to start it again.
+   */
+  private static Behavior<Void> serviceStopped(ActorSystem<Void> system, Terminated stopped) {
+    CoordinatedShutdown shutdown = CoordinatedShutdown.get(system);
+    if (shutdown.getShutdownReason().isEmpty()) {
+      LOG.error("the node's {} service stopped; stopping the node so that it is started again", stopped.getRef().path().name());
+      shutdown.run(ServiceStopped.INSTANCE);
+    }
+    return Behaviors.same();
   }
 
   /** Who may change the cluster through the management port: relay admins if enabled, else nobody. */

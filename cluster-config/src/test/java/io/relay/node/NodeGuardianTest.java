@@ -55,6 +55,19 @@ class NodeGuardianTest {
   }
 
   @Test
+  void aNodeWhoseCodeStoreStopsStopsToBeStartedAgain() throws Exception {
+    try (TestNode failing = TestNode.start()) {
+      ActorRef codes = failing.system.classicSystem().actorSelection("/user/codes").resolveOne(Duration.ofSeconds(5)).toCompletableFuture().get();
+      codes.tell(org.apache.pekko.actor.PoisonPill.getInstance(), ActorRef.noSender()); // as a fault would stop it
+      Await.value("the node stops once its code store has", Duration.ofSeconds(30), failing.system.getWhenTerminated().toCompletableFuture());
+      assertEquals(
+          java.util.Optional.of(NodeGuardian.ServiceStopped.INSTANCE),
+          org.apache.pekko.actor.CoordinatedShutdown.get(failing.system).getShutdownReason(),
+          "stopped for that reason, which exits with status 1");
+    }
+  }
+
+  @Test
   void theAccessRelayAndManagementPortsAnswer() throws Exception {
     HttpResponse<String> code =
         http.send(HttpRequest.newBuilder(node.access("/session/demo")).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
