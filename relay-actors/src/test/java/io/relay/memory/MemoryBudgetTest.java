@@ -150,4 +150,50 @@ class MemoryBudgetTest {
     new FakeHolder(budget, 10);
     assertTrue(later.shed, "1010 of 1000 with nothing on its way back: the biggest holder is shed");
   }
+
+  /** A reader as the budget sees it: its queue, dropped at once when it is shed. */
+  private static final class QueueHolder implements MemoryBudget.Holder {
+    final OutboundQueue queue = new OutboundQueue(1000, 1 << 20, Counter.builder().name("discarded").build());
+    boolean shed;
+
+    @Override
+    public long held() {
+      return queue.queuedBytes();
+    }
+
+    @Override
+    public void shed() {
+      shed = true;
+      queue.dropQueued();
+    }
+  }
+
+  @Test
+  void readersHoldingTheSameFramesAreShedInOnePassUntilTheFramesComeBack() {
+    MemoryBudget budget = new MemoryBudget(1000, (holder, held) -> { });
+    QueueHolder slow = new QueueHolder();
+    QueueHolder slower = new QueueHolder();
+    budget.register(slow);
+    budget.register(slower);
+    slower.queue.offer(sharedBy(budget, 1, 50)); // a frame only the slower one holds makes it the bigger
+    for (int i = 0; i < 10; i++) {
+      Frame frame = frame(100);
+      frame.share(budget, 2);
+      frame.release();
+      slower.queue.offer(frame);
+      slow.queue.offer(frame); // the 10th takes the total to 1050
+    }
+    assertTrue(slower.shed, "the biggest holder is shed");
+    assertTrue(slow.shed, "shedding it brought back only its own frame: the one holding the same frames is shed too");
+    assertEquals(100, budget.used(), "what the two held came back: only the frame whose charge shed them is held");
+    assertTrue(budget.tryCharge(500), "a writer's message goes on arriving at once");
+  }
+
+  /** A frame of {@code size} made and shared with {@code readers}, its maker let go. */
+  private static Frame sharedBy(MemoryBudget budget, int readers, int size) {
+    Frame frame = frame(size);
+    frame.share(budget, readers);
+    frame.release();
+    return frame;
+  }
 }
