@@ -243,7 +243,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter
       ctx.close();
     } else {
       writeLast(answer);
-      connection.outbound().dispose(); // nothing more goes out: what is queued, and what comes, is a close's to let go
+      connection.outbound().disposeAnsweringClient(); // nothing more goes out: what is queued, and what comes, is a close's to let go
     }
   }
 

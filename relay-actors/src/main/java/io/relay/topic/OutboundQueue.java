@@ -165,6 +165,20 @@ public final class OutboundQueue {
     }
   }
 
+  /**
+   * The client's close was answered: as {@link #dispose}, and a close the server asked for but
+   * had not sent yet never goes out, so the connection counts as closed by its client ({@link
+   * #closeCode} 0).
+   */
+  public void disposeAnsweringClient() {
+    synchronized (this) {
+      if (closeFrame != null) {
+        closeCode = 0;
+      }
+    }
+    dispose();
+  }
+
   /** Whether the connection ended or its topic dropped it ({@link #dispose}). */
   public synchronized boolean isDisposed() {
     return disposed;

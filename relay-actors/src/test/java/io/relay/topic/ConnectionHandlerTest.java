@@ -373,6 +373,21 @@ class ConnectionHandlerTest {
   }
 
   @Test
+  void aServerCloseThatTheClientsCloseOvertakesNeverGoesOutAndIsNotCountedAsTheServers() {
+    Connection reader = TestConnections.connection("t", "r", "read");
+    EmbeddedChannel channel = channel(reader);
+    reader.close(CloseCodes.BOOKING_DENIED, "booking denied"); // sent by a task of the channel's loop, not run yet
+    // the client's close, read before that task runs
+    channel.writeInbound(Unpooled.wrappedBuffer(new ClientFrames().close(CloseCodes.NORMAL, new byte[0]).bytes()));
+    ByteBuf answer = channel.readOutbound();
+    assertEquals(CloseCodes.NORMAL, answer.getUnsignedShort(2), "the client's close is answered with its code");
+    answer.release();
+    assertNull(channel.readOutbound(), "the server's 4003 never goes out");
+    assertEquals(0, reader.closeCode(), "so the connection counts as closed by its client, not under 4003");
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
   void aReaderWhoseCloseIsAnsweredIsSentNothingMoreAndWhatReachesItIsDiscardedNotHeld() {
     Connection writer = TestConnections.connection("t", "w", "read", "write");
     Connection reader = TestConnections.connection(metrics.readerFramesDiscarded, "t", "r", Instant.now().plusSeconds(3600), "read");
