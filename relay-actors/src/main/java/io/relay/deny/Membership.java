@@ -53,12 +53,29 @@ final class Membership {
       up.remove(member);
       unreachable.remove(member);
       confirming.remove(member);
-    } else if (event instanceof ClusterEvent.MemberLeft
-        || event instanceof ClusterEvent.MemberExited
-        || event instanceof ClusterEvent.MemberDowned) {
-      members.add(member);
-      up.remove(member);
+    } else if (event instanceof ClusterEvent.MemberLeft || event instanceof ClusterEvent.MemberExited) {
+      return leaving(member);
+    } else if (event instanceof ClusterEvent.MemberDowned) {
+      return downed(member);
     }
+    return evaluate();
+  }
+
+  /**
+   * {@code member} is leaving (Leaving, then Exiting): no longer Up, but it serves, codes
+   * included, while it drains, so it still confirms changes until it is removed.
+   */
+  Change leaving(UniqueAddress member) {
+    members.add(member);
+    up.remove(member);
+    return evaluate();
+  }
+
+  /** {@code member} was downed: it serves nothing more and confirms nothing. */
+  Change downed(UniqueAddress member) {
+    members.add(member);
+    up.remove(member);
+    confirming.remove(member);
     return evaluate();
   }
 
@@ -92,11 +109,11 @@ final class Membership {
   }
 
   /**
-   * The addresses of the members a change of the list waits for: Up, reachable from this node,
-   * and confirming changes.
+   * The addresses of the members a change of the list waits for: Up or leaving (a leaving node
+   * serves while it drains), reachable from this node, and confirming changes.
    */
   Set<String> confirmers() {
-    return up.stream()
+    return members.stream()
         .filter(member -> confirming.contains(member) && !unreachable.contains(member))
         .map(member -> member.address().toString())
         .collect(Collectors.toUnmodifiableSet());

@@ -1,12 +1,18 @@
 package io.relay.deny;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.cluster.UniqueAddress;
 import org.junit.jupiter.api.Test;
 
-/** Whether a node counts a majority of the cluster as reachable, as the cluster's events tell it. */
+/**
+ * Whether a node counts a majority of the cluster as reachable, and which members a change of the
+ * deny list waits for, as the cluster's events tell it.
+ */
 class MembershipTest {
   private final UniqueAddress self = node(1);
   private final UniqueAddress two = node(2);
@@ -30,6 +36,22 @@ class MembershipTest {
     membership.reachability(three, false);
     assertEquals(Membership.Change.MAJORITY_LOST, membership.reachability(two, false));
     assertEquals(Membership.Change.MAJORITY_REACHABLE, membership.reachability(three, true));
+  }
+
+  @Test
+  void aChangeWaitsForTheMembersThatServeLeavingOnesIncludedButNotForDownedOrUnreachableOnes() {
+    threeUp();
+    assertEquals(Set.of(self, two, three).stream().map(n -> n.address().toString()).collect(Collectors.toSet()), membership.confirmers());
+    membership.leaving(three); // it drains, and issues codes meanwhile
+    assertTrue(membership.confirmers().contains(three.address().toString()), "a leaving member still confirms");
+    membership.reachability(two, false);
+    assertEquals(Set.of(self.address().toString(), three.address().toString()), membership.confirmers(), "an unreachable one is not waited for");
+    membership.downed(three);
+    assertEquals(Set.of(self.address().toString()), membership.confirmers(), "a downed one serves nothing more");
+    Membership later = new Membership(self);
+    later.up(self, true);
+    later.up(two, false);
+    assertEquals(Set.of(self.address().toString()), later.confirmers(), "a member of a build that does not confirm is not waited for");
   }
 
   private void threeUp() {
