@@ -84,9 +84,8 @@ record BidsRoutes(
                     metrics.limitRefusals.labelValues("deny_capacity").inc();
                     yield Json.error(
                         507,
-                        "the deny list is full ("
-                            + DenyCapacity.DEFAULT.total()
-                            + " bookings); new bookings are refused until entries expire");
+                        "the deny list has no room for another booking (at most " + DenyCapacity.DEFAULT.total()
+                            + ", spread over its maps); new bookings are refused until entries expire");
                   }
                   case UNREAD -> throw ApiException.denyListUnread(metrics, "bids");
                   case UNAVAILABLE -> {

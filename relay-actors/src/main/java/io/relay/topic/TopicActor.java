@@ -142,6 +142,7 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
   private void join(Connection connection, ActorRef<JoinResult> replyTo) {
     if (shared.denyVerdicts().verdict(connection.grant().bookingId()) == DenyList.Verdict.DENIED) {
       // denied after the admission checked it, before this join: the booking's close has passed here
+      shared.metrics().codesRefused.labelValues("denied").inc();
       replyTo.tell(new Refused(403, "booking denied", null));
       return;
     }
