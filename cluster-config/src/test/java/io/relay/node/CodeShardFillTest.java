@@ -103,6 +103,8 @@ class CodeShardFillTest {
         System.out.printf("%s: fullest shard %.0f codes (sizing: %d)%n", node.address(), largest, sized);
       }
       assertTrue(largest <= sized, "the fullest shard of " + node.address() + " holds " + largest + " codes, the sizing " + sized);
+      long even = (CODES + RelaySettings.CODE_SHARDS - 1) / RelaySettings.CODE_SHARDS;
+      assertTrue(largest >= even, "the fullest shard of " + node.address() + " holds " + largest + " codes, fewer than an even spread's " + even);
     }
   }
 

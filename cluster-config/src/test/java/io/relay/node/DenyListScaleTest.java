@@ -150,6 +150,9 @@ class DenyListScaleTest {
         codes.remove(code);
       }
     }
+    assertTrue(
+        seen.keySet().stream().anyMatch(answer -> answer.matches("(relay )?\\d{3}")),
+        "the joining node answered a probe before it was ready, so the probes checked something: " + seen);
     long readyMs = (System.nanoTime() - started) / 1_000_000;
     if (MEASURING) {
       System.out.printf("replaced node ready with %d entries in %d ms; its answers while joining: %s%n", ENTRIES, readyMs, seen);

@@ -45,7 +45,7 @@ class JoinAndDrainTest {
         assertEquals(1001, client.awaitClose(Duration.ofSeconds(15)), "clients of a draining node get 1001");
         long closedAt = System.nanoTime();
         assertTrue(closedAt - unreadyAt[0] >= DRAIN_DELAY.toNanos() / 2, "clients were closed only after the drain delay");
-        late.system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        Await.value("the node that left terminates", Duration.ofSeconds(30), late.system.getWhenTerminated().toCompletableFuture());
         Await.until("the cluster no longer lists the node that left", Duration.ofSeconds(15), () -> first.memberCount() == 1);
       } finally {
         late.close();

@@ -1,5 +1,6 @@
 package io.relay.node;
 
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
@@ -8,11 +9,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Samples a node every 100 ms until closed, as a load balancer and Prometheus would: whether
  * {@code /ready} answered 200 (each other answer is kept, with when and how long it took), the
- * slowest answer, and the peak of each metric it is given.
+ * slowest answer, and the peak of each metric it is given. Closing it fails if a sample failed
+ * (then no later one was taken) or none was taken.
  */
 final class NodeWatch implements AutoCloseable {
   private static final long PERIOD_MS = 100;
@@ -25,6 +28,7 @@ final class NodeWatch implements AutoCloseable {
   private final AtomicLong samples = new AtomicLong();
   private final long started = System.nanoTime();
   private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+  private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
   NodeWatch(JarNode node, String... peaked) {
     this.node = node;
@@ -36,6 +40,15 @@ final class NodeWatch implements AutoCloseable {
   }
 
   private void sample() {
+    try {
+      sampleOnce();
+    } catch (Throwable e) {
+      failure.compareAndSet(null, e);
+      throw e; // no further samples: close() fails
+    }
+  }
+
+  private void sampleOnce() {
     for (String metric : peaked) {
       peaks.get(metric).accumulateAndGet((long) node.metric(metric), Math::max);
     }
@@ -82,5 +95,7 @@ final class NodeWatch implements AutoCloseable {
     // no interrupt: an interrupted sample would read as a node that did not answer
     sampler.shutdown();
     assertTrue(sampler.awaitTermination(30, TimeUnit.SECONDS), "the last sample of the node finished within 30 s");
+    assertNull(failure.get(), () -> "sampling the node failed, so what it saw says nothing: " + failure.get());
+    assertTrue(samples.get() > 0, "the node was sampled");
   }
 }

@@ -1,6 +1,7 @@
 package io.relay.node;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.relay.testing.Await;
@@ -17,6 +18,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -69,11 +71,31 @@ class OverloadTest {
   /** Samples what the node holds every 20 ms until closed; the highest sample seen. */
   private final class HeldSampler implements AutoCloseable {
     final AtomicLong peak = new AtomicLong();
+    final AtomicLong samples = new AtomicLong();
+    final AtomicReference<Throwable> failure = new AtomicReference<>();
     final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
 
     HeldSampler() {
-      sampler.scheduleAtFixedRate(
-          () -> peak.accumulateAndGet((long) node.metric("relay_memory_held_bytes"), Math::max), 0, 20, TimeUnit.MILLISECONDS);
+      sampler.scheduleAtFixedRate(this::sample, 0, 20, TimeUnit.MILLISECONDS);
+    }
+
+    private void sample() {
+      try {
+        double held = node.metric("relay_memory_held_bytes");
+        assertTrue(held >= 0, "the node exports relay_memory_held_bytes");
+        peak.accumulateAndGet((long) held, Math::max);
+        samples.incrementAndGet();
+      } catch (Throwable e) {
+        failure.compareAndSet(null, e);
+        throw e; // no further samples: the test fails at close
+      }
+    }
+
+    /** The highest sample, failing if sampling failed or never ran. */
+    long peak() {
+      assertNull(failure.get(), () -> "sampling the node failed: " + failure.get());
+      assertTrue(samples.get() > 0 && peak.get() > 0, "the node was sampled holding something: " + samples.get() + " samples");
+      return peak.get();
     }
 
     @Override
@@ -115,7 +137,7 @@ class OverloadTest {
       writing.set(false);
       Await.value("the writers stop", Duration.ofSeconds(30), frames);
       assertTrue(
-          held.peak.get() <= BUDGET + SLACK,
+          held.peak() <= BUDGET + SLACK,
           "the node held at most its budget (" + BUDGET + ") and the slack of shedding; peak seen " + held.peak.get());
       assertEquals(200, node.readyStatus(), "the node stays ready");
     } finally {
@@ -165,7 +187,7 @@ class OverloadTest {
       assertTrue(shed < writers.size(), "only the writers needed to get back under the budget are shed: " + shed + " of " + writers.size());
       assertQuietTopicStillWorks("overload/quiet-2");
       assertTrue(
-          held.peak.get() <= BUDGET + SLACK,
+          held.peak() <= BUDGET + SLACK,
           "the node held at most its budget (" + BUDGET + ") and the slack of shedding; peak seen " + held.peak.get());
     } finally {
       for (RawWebSocket writer : writers) {

@@ -110,7 +110,7 @@ class RelayJarIT {
     String statsToken = mint(tokenOut, "--scopes", "relay:stats");
     String cluster =
         http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:3000/cluster")).header("Authorization", statsToken).build(),
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:3000/cluster")).header("Authorization", statsToken).timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString())
             .body();
     assertTrue(cluster.contains("\"build\":\"" + version + "\""), "the cluster page's data names the answering node's build " + version + ": " + cluster);
@@ -177,7 +177,7 @@ class RelayJarIT {
                 .header("Content-Type", "application/x-www-form-urlencoded")
                 .header("Authorization", "Bearer " + admin)
                 .PUT(HttpRequest.BodyPublishers.ofString("operation=" + operation))
-                .build(),
+                .timeout(Duration.ofSeconds(10)).build(),
             HttpResponse.BodyHandlers.ofString());
     assertEquals(200, asked.statusCode(), asked.body());
     assertTrue(node.waitFor(30, TimeUnit.SECONDS), "the node exits within 30 s of a " + operation + " (log: " + log + ")");
@@ -191,7 +191,7 @@ class RelayJarIT {
   private boolean ready(int managementPort) {
     try {
       return http.send(
-                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/ready")).build(),
+                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + "/ready")).timeout(Duration.ofSeconds(10)).build(),
                   HttpResponse.BodyHandlers.discarding())
               .statusCode()
           == 200;
@@ -340,7 +340,7 @@ class RelayJarIT {
               HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + accessPort + "/session/demo"))
                   .header("Authorization", token)
                   .POST(HttpRequest.BodyPublishers.noBody())
-                  .build(),
+                  .timeout(Duration.ofSeconds(10)).build(),
               HttpResponse.BodyHandlers.ofString());
       return response.statusCode() == 200 ? response.body().replaceAll(".*\"uri\":\"([^\"]+)\".*", "$1") : null;
     } catch (IOException e) {

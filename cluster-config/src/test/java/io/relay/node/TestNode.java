@@ -115,7 +115,7 @@ final class TestNode implements AutoCloseable {
   int readyStatus() {
     try {
       return http.send(
-              HttpRequest.newBuilder(management("/ready")).build(),
+              HttpRequest.newBuilder(management("/ready")).timeout(Duration.ofSeconds(10)).build(),
               HttpResponse.BodyHandlers.discarding())
           .statusCode();
     } catch (IOException e) {
@@ -130,7 +130,7 @@ final class TestNode implements AutoCloseable {
   String metrics() {
     try {
       return http.send(
-              HttpRequest.newBuilder(management("/metrics")).build(),
+              HttpRequest.newBuilder(management("/metrics")).timeout(Duration.ofSeconds(10)).build(),
               HttpResponse.BodyHandlers.ofString())
           .body();
     } catch (IOException e) {
@@ -156,7 +156,7 @@ final class TestNode implements AutoCloseable {
     try {
       HttpResponse<String> response =
           http.send(
-              HttpRequest.newBuilder(management("/cluster/members")).build(),
+              HttpRequest.newBuilder(management("/cluster/members")).timeout(Duration.ofSeconds(10)).build(),
               HttpResponse.BodyHandlers.ofString());
       return new com.fasterxml.jackson.databind.ObjectMapper().readTree(response.body()).get("members").size();
     } catch (IOException e) {
@@ -234,7 +234,7 @@ final class TestNode implements AutoCloseable {
         () -> {
           try {
             HttpResponse<String> response =
-                http.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.ofString());
+                http.send(HttpRequest.newBuilder(ready).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             last[0] = response.statusCode() + " " + response.body();
             return response.statusCode() == 200;
           } catch (IOException e) {

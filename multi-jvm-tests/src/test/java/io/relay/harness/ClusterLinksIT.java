@@ -125,7 +125,7 @@ class ClusterLinksIT {
             HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.accessPort + "/session/" + topic))
                 .header("Authorization", Tokens.booked(topic, "booking-links", "read", "write"))
                 .POST(HttpRequest.BodyPublishers.noBody())
-                .build(),
+                .timeout(Duration.ofSeconds(10)).build(),
             HttpResponse.BodyHandlers.ofString());
     assertEquals(200, response.statusCode(), response.body());
     return response.body().replaceAll(".*code=([A-Za-z0-9_-]+).*", "$1");

@@ -74,7 +74,7 @@ class CodesAndDenyIT {
               HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + first.accessPort + "/bids/deny?bid=booking-cancelled&exp=" + exp))
                   .header("Authorization", Tokens.admin("relay:admin"))
                   .POST(HttpRequest.BodyPublishers.noBody())
-                  .build(),
+                  .timeout(Duration.ofSeconds(10)).build(),
               HttpResponse.BodyHandlers.ofString());
       assertEquals(204, denied.statusCode(), denied.body());
       long closedWithin =
@@ -95,7 +95,7 @@ class CodesAndDenyIT {
             HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.accessPort + "/session/" + topic))
                 .header("Authorization", token)
                 .POST(HttpRequest.BodyPublishers.noBody())
-                .build(),
+                .timeout(Duration.ofSeconds(10)).build(),
             HttpResponse.BodyHandlers.ofString());
     assertEquals(200, response.statusCode(), response.body());
     return response.body().replaceAll(".*code=([A-Za-z0-9_-]+).*", "$1");

@@ -91,6 +91,9 @@ class PartitionFlappingIT {
 
                 assertEquals(pids, nodes.stream().map(n -> n.process().isAlive() ? n.process().pid() : -1).toList(),
                     "no node was downed or exited");
+                assertTrue(placement.samples() - placement.incomplete() >= SCHEDULE.size(),
+                    "at least one complete sample of where the topics are per flap, so the next check saw something: "
+                        + placement.samples() + " samples, " + placement.incomplete() + " incomplete");
                 assertTrue(placement.onTwoNodes().isEmpty(), "no topic was on two nodes at once: " + placement.onTwoNodes());
                 run.scenario().put("topics_on_flapping_node", hosted.size());
                 run.scenario().put("flaps", SCHEDULE.size());

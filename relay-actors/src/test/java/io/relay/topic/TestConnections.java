@@ -128,6 +128,7 @@ final class TestConnections {
             .syncUninterruptibly()
             .channel();
     BlockingQueue<ByteString> received = new LinkedBlockingQueue<>();
+    AtomicLong lastArrival = new AtomicLong();
     Channel client =
         new Bootstrap()
             .group(LOOPS)
@@ -137,6 +138,7 @@ final class TestConnections {
                   @Override
                   public void channelRead(ChannelHandlerContext ctx, Object msg) {
                     ByteBuf bytes = (ByteBuf) msg;
+                    lastArrival.set(System.nanoTime());
                     received.add(ByteString.fromArray(ByteBufUtil.getBytes(bytes)));
                     bytes.release();
                   }
@@ -145,7 +147,7 @@ final class TestConnections {
             .syncUninterruptibly()
             .channel();
     server.close().syncUninterruptibly();
-    return new Client(client, Await.value("the local server accepts the connection", WAIT, served), received);
+    return new Client(client, Await.value("the local server accepts the connection", WAIT, served), received, lastArrival);
   }
 
   /** The client's side of one connection. */
@@ -154,12 +156,19 @@ final class TestConnections {
     /** The server's side of the connection, whose pipeline holds the connection's handler. */
     final Channel served;
     private final BlockingQueue<ByteString> received;
+    private final AtomicLong lastArrival;
     private ByteString pending = ByteString.emptyByteString();
 
-    Client(Channel in, Channel served, BlockingQueue<ByteString> received) {
+    Client(Channel in, Channel served, BlockingQueue<ByteString> received, AtomicLong lastArrival) {
       this.in = in;
       this.served = served;
       this.received = received;
+      this.lastArrival = lastArrival;
+    }
+
+    /** When the server's last bytes arrived ({@link System#nanoTime}), 0 before any did. */
+    long lastArrivalNanos() {
+      return lastArrival.get();
     }
 
     void sendText(String text) {
