@@ -5,6 +5,7 @@ import static org.apache.pekko.http.javadsl.server.Directives.post;
 import static org.apache.pekko.http.javadsl.server.Directives.reject;
 
 import io.relay.Ask;
+import io.relay.codes.CodeGrant;
 import io.relay.codes.CodeStore;
 import io.relay.deny.DenyCapacity;
 import io.relay.deny.DenyVerdicts;
@@ -67,8 +68,11 @@ record SessionRoutes(
     }
     if (!DenyCapacity.fits(claims.bookingId())) {
       metrics.limitRefusals.labelValues("booking_id_length").inc();
-      throw new ApiException(
-          400, "token booking_id must be at most " + DenyCapacity.MAX_BOOKING_ID_BYTES + " bytes (UTF-8)");
+      throw new ApiException(400, "token booking_id must be at most " + DenyCapacity.MAX_BOOKING_ID_BYTES + " bytes (UTF-8)");
+    }
+    if (claims.scopes().size() > CodeGrant.MAX_SCOPES) {
+      metrics.limitRefusals.labelValues("scopes").inc();
+      throw new ApiException(400, "token may have at most " + CodeGrant.MAX_SCOPES + " scopes");
     }
     return switch (denyVerdicts.verdict(claims.bookingId())) {
       case DENIED -> throw new ApiException(400, "booking " + claims.bookingId() + " is deny-listed");

@@ -25,8 +25,7 @@ final class TopicPath {
       metrics.limitRefusals.labelValues("topic_length").inc();
     }
     if (topic.length() > MAX_LENGTH || !SEGMENTS.matcher(topic).matches()) {
-      throw new ApiException(
-          400, "topic must be [A-Za-z0-9._~-] segments joined by '/', at most 256 characters");
+      throw new ApiException(400, "topic must be [A-Za-z0-9._~-] segments joined by '/', at most 256 characters");
     }
     for (String segment : topic.split("/")) {
       if (segment.equals(".") || segment.equals("..")) {

@@ -174,6 +174,23 @@ class AccessLimitsRouteTest extends RouteTesting {
   }
 
   @Test
+  void aTokenWithMoreScopesThanACodeCarriesGets400() {
+    double before = refusals("scopes");
+    List<String> many = new java.util.ArrayList<>(List.of("read"));
+    for (int i = 1; i < 256; i++) {
+      many.add("s" + i);
+    }
+    TestRouteResult refused =
+        testRoute(access()).run(HttpRequest.POST("/session/lab/a").addHeader(RawHeader.create("Authorization", token("lab/a", many, "b1"))));
+    JsonNode body = assertError(400, refused, "256 scopes");
+    assertTrue(body.get("message").asText().contains("255"), "the message names the limit: " + body);
+    assertEquals(before + 1, refusals("scopes"), "the refusal is counted");
+    TestRouteResult most =
+        testRoute(access()).run(HttpRequest.POST("/session/lab/a").addHeader(RawHeader.create("Authorization", token("lab/a", many.subList(0, 255), "b1"))));
+    assertEquals(200, most.statusCode(), "255 scopes get a code: " + most.entityString());
+  }
+
+  @Test
   void aBidOfMoreThan128BytesGets400() {
     String exp = String.valueOf(now() + 600);
     JsonNode body = assertError(400, deny("b".repeat(129), exp), "129-character bid");

@@ -17,4 +17,7 @@ import java.util.List;
  */
 public record CodeGrant(
     String topic, List<String> scopes, String bookingId, long tokenExpiresAt, long codeExpiresAt)
-    implements CborSerializable {}
+    implements CborSerializable {
+  /** The most scopes a grant carries: its wire form counts them in one byte. */
+  public static final int MAX_SCOPES = 255;
+}

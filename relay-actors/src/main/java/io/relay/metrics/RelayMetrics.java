@@ -85,9 +85,9 @@ public final class RelayMetrics {
   public final Counter limitRefusals =
       labelled(
           "relay_limit_refusals",
-          "Requests refused at a documented limit: booking id length, deny exp range, deny list capacity, topic length",
+          "Requests refused at a documented limit: booking id length, deny exp range, deny list capacity, topic length, a token's scopes",
           "limit",
-          "booking_id_length", "deny_exp", "deny_capacity", "topic_length");
+          "booking_id_length", "deny_exp", "deny_capacity", "topic_length", "scopes");
   public final Counter requestTimeouts =
       counter(
           "relay_request_timeouts",
