@@ -128,7 +128,7 @@ final class Admission {
       throw new ApiException(403, "booking denied");
     }
     Instant expiresAt = Instant.ofEpochSecond(grant.tokenExpiresAt());
-    if (!expiresAt.plus(settings.tokenLeeway()).isAfter(Instant.now())) { // the skew allowance the access API gave it
+    if (!expiresAt.isAfter(Instant.now().minus(settings.tokenLeeway()))) { // the skew allowance the access API gave it
       throw refused("token_expired", "token expired");
     }
     Connection.Grant info =
@@ -141,10 +141,8 @@ final class Admission {
         .thenApply(
             result -> {
               if (result instanceof TopicActor.Refused refused) {
-                throw new ApiException(
-                    refused.status(),
-                    refused.message(),
-                    refused.retryAfter() == null ? 0 : Math.max(1, refused.retryAfter().toSeconds()));
+                long retryAfter = refused.retryAfter() == null ? 0 : Math.max(1, refused.retryAfter().toSeconds());
+                throw new ApiException(refused.status(), refused.message(), retryAfter);
               }
               return ((TopicActor.Joined) result).handler();
             });

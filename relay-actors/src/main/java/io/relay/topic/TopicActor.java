@@ -229,9 +229,13 @@ public final class TopicActor extends AbstractBehavior<TopicActor.Command> {
     return this;
   }
 
-  /** When a connection closes with 4000: its token's {@code exp} and the clock skew allowance after it. */
+  /**
+   * When a connection closes with 4000: its token's {@code exp} and the clock skew allowance after
+   * it; never, for an {@code exp} at the end of time.
+   */
   private Instant closesAt(Connection.Grant grant) {
-    return grant.expiresAt().plus(shared.settings().tokenLeeway());
+    Duration leeway = shared.settings().tokenLeeway();
+    return grant.expiresAt().isAfter(Instant.MAX.minus(leeway)) ? Instant.MAX : grant.expiresAt().plus(leeway);
   }
 
   /**

@@ -229,6 +229,15 @@ class TopicActorTest {
   }
 
   @Test
+  void aTokenThatExpiresAtTheEndOfTimeJoinsAndItsConnectionStays() throws Exception {
+    ActorRef<TopicActor.Command> topic = topic("forever");
+    TestConnections.Client writer = join(topic, TestConnections.connection("forever", "w", Instant.MAX, "write"));
+    TestConnections.Client reader = join(topic, TestConnections.connection("forever", "r", Instant.MAX, "read"));
+    writer.sendText("still open");
+    assertEquals("still open", reader.nextText());
+  }
+
+  @Test
   void aStopIsIgnoredWhileTheTopicHasConnections() throws Exception {
     ActorRef<TopicActor.Command> topic = topic("stop");
     TestConnections.Client client = join(topic, TestConnections.connection("stop", "a", "read", "write"));
