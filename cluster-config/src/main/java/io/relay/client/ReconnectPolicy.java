@@ -22,6 +22,9 @@ public final class ReconnectPolicy {
     STOP
   }
 
+  /** The longest wait a server's {@code Retry-After} asks for that a client takes as it is. */
+  public static final Duration MAX_RETRY_AFTER = Duration.ofMinutes(10);
+
   private final long firstCapMillis;
   private final long lastCapMillis;
   /** The cap of the next delay: doubled by each failure up to the last, back to the first on a connection. */
@@ -54,13 +57,16 @@ public final class ReconnectPolicy {
     return delay;
   }
 
-  /** The delay a {@code Retry-After} header (in seconds) asks for; zero when absent or unreadable. */
+  /**
+   * The delay a {@code Retry-After} header (in seconds) asks for, at most {@link
+   * #MAX_RETRY_AFTER}; zero when absent or unreadable.
+   */
   public static Duration retryAfter(String header) {
     if (header == null) {
       return Duration.ZERO;
     }
     try {
-      return Duration.ofSeconds(Math.max(0, Long.parseLong(header.trim())));
+      return Duration.ofSeconds(Math.min(MAX_RETRY_AFTER.toSeconds(), Math.max(0, Long.parseLong(header.trim()))));
     } catch (NumberFormatException e) {
       return Duration.ZERO;
     }

@@ -59,4 +59,12 @@ class ReconnectPolicyTest {
     assertEquals(Duration.ZERO, ReconnectPolicy.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT"));
     assertEquals(Duration.ZERO, ReconnectPolicy.retryAfter("-5"));
   }
+
+  @Test
+  void aRetryAfterPastTenMinutesIsTakenAsTenAndStillGivesADelay() {
+    Duration huge = ReconnectPolicy.retryAfter(String.valueOf(Long.MAX_VALUE));
+    assertEquals(ReconnectPolicy.MAX_RETRY_AFTER, huge);
+    long delay = new ReconnectPolicy(Duration.ofMillis(100), Duration.ofSeconds(2)).delayMillis(huge);
+    assertTrue(delay >= huge.toMillis() && delay <= huge.toMillis() + 100, "the cap's wait and the backoff's jitter: " + delay);
+  }
 }
