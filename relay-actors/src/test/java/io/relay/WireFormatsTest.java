@@ -5,6 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.fasterxml.jackson.core.JsonPointer;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.cbor.databind.CBORMapper;
 import io.relay.WireFixtures.Fixture;
 import io.relay.WireSamples.Sample;
 import io.relay.testing.TestClusterConfig;
@@ -89,6 +93,45 @@ class WireFormatsTest {
       assertInstanceOf(NotSerializableException.class, read.failed().get(),
           serializer.getClass().getName() + " refuses an unknown manifest with NotSerializableException, which Artery logs and drops");
     }
+  }
+
+  /**
+   * The fields a message from another node must carry (JSON pointers into its CBOR): without one
+   * it is refused, never handed to an actor as a null.
+   */
+  private static final Map<Class<?>, List<String>> REQUIRED =
+      Map.of(
+          io.relay.deny.Cancel.class, List.of("/bookingId"),
+          io.relay.deny.ListChange.class, List.of("/bookingId", "/state", "/replyTo"),
+          io.relay.deny.ListChange.Confirmed.class, List.of("/node"),
+          io.relay.topic.TopicRegistry.Report.class, List.of("/replyTo"),
+          io.relay.topic.TopicRegistry.NodeReport.class,
+          List.of("/node", "/connections", "/events", "/connections/0/scopes", "/connections/0/stats", "/connections/0/stats/tx",
+              "/events/0/at"));
+
+  @Test
+  void aMessageWithoutAFieldItsHandlerNeedsIsRefusedAsItIsRead() throws Exception {
+    CBORMapper cbor = new CBORMapper();
+    int checked = 0;
+    for (Sample sample : SAMPLES) {
+      List<String> required = REQUIRED.get(sample.type());
+      if (required == null) {
+        continue;
+      }
+      Serializer serializer = SERIALIZATION.findSerializerFor(sample.value());
+      String manifest = Serializers.manifestFor(serializer, sample.value());
+      byte[] whole = SERIALIZATION.serialize(sample.value()).get();
+      for (String field : required) {
+        JsonNode tree = cbor.readTree(whole);
+        JsonPointer pointer = JsonPointer.compile(field);
+        assertTrue(!tree.at(pointer).isMissingNode(), sample.name() + " writes " + field);
+        ((ObjectNode) tree.at(pointer.head())).remove(pointer.last().getMatchingProperty());
+        Try<Object> read = SERIALIZATION.deserialize(cbor.writeValueAsBytes(tree), serializer.identifier(), manifest);
+        assertTrue(read.isFailure(), sample.name() + " without " + field + " is refused, not read as " + read);
+        checked++;
+      }
+    }
+    assertEquals(REQUIRED.values().stream().mapToInt(List::size).sum(), checked, "every required field of every such message was checked");
   }
 
   private static void check(Sample sample) {

@@ -1,6 +1,7 @@
 package io.relay.deny;
 
 import io.relay.CborSerializable;
+import java.util.Objects;
 import org.apache.pekko.actor.typed.ActorRef;
 
 /**
@@ -15,10 +16,21 @@ import org.apache.pekko.actor.typed.ActorRef;
 public record ListChange(String bookingId, BookingState state, long request, ActorRef<ListChange.Confirmed> replyTo)
     implements DenyList.FromOtherNodes, CborSerializable {
 
+  /** A change without what it changes, or without where to confirm, is refused as it is read. */
+  public ListChange {
+    Objects.requireNonNull(bookingId, "bookingId");
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(replyTo, "replyTo");
+  }
+
   /**
    * A node has applied a change: from now on its code requests and admissions see it.
    *
    * @param node the confirming node's address
    */
-  public record Confirmed(long request, String node) implements CborSerializable {}
+  public record Confirmed(long request, String node) implements CborSerializable {
+    public Confirmed {
+      Objects.requireNonNull(node, "node");
+    }
+  }
 }

@@ -1,6 +1,7 @@
 package io.relay.topic;
 
 import io.relay.CborSerializable;
+import java.util.Objects;
 
 /**
  * Something an operator wants to see on the cluster page: a claim, an eviction, a hold-down
@@ -12,4 +13,9 @@ import io.relay.CborSerializable;
  * @param detail a short human-readable explanation
  */
 public record ClusterEvent(String at, String node, String kind, String subject, String detail)
-    implements CborSerializable {}
+    implements CborSerializable {
+  /** Another node's event without its time, by which the cluster page orders events, is refused as it is read. */
+  public ClusterEvent {
+    Objects.requireNonNull(at, "at");
+  }
+}

@@ -3,6 +3,7 @@ package io.relay.topic;
 import io.relay.CborSerializable;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * One connection as reported by {@code GET /status} and the stats topic; never holds a code or a
@@ -26,8 +27,19 @@ public record ConnectionReport(
     Stats stats)
     implements CborSerializable {
 
+  /** Another node's report without its scopes or its traffic is refused as it is read. */
+  public ConnectionReport {
+    scopes = List.copyOf(scopes);
+    Objects.requireNonNull(stats, "stats");
+  }
+
   /** Traffic in each direction, and frames dropped from the outbound queue. */
-  public record Stats(Direction tx, Direction rx, long dropped) implements CborSerializable {}
+  public record Stats(Direction tx, Direction rx, long dropped) implements CborSerializable {
+    public Stats {
+      Objects.requireNonNull(tx, "tx");
+      Objects.requireNonNull(rx, "rx");
+    }
+  }
 
   /**
    * @param last seconds since the last message

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.LongSupplier;
 import org.apache.pekko.Done;
@@ -57,7 +58,12 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
   public record Drain(ActorRef<Done> replyTo) implements Command {}
 
   /** Asks for this node's connection reports (sent from any node). */
-  public record Report(ActorRef<NodeReport> replyTo) implements Command, CborSerializable {}
+  public record Report(ActorRef<NodeReport> replyTo) implements Command, CborSerializable {
+    /** Another node's request without where to answer is refused as it is read. */
+    public Report {
+      Objects.requireNonNull(replyTo, "replyTo");
+    }
+  }
 
   /**
    * One part of a node's connection reports (its recent events, oldest first, come with part 0):
@@ -65,7 +71,14 @@ public final class TopicRegistry extends AbstractBehavior<TopicRegistry.Command>
    * frame size whatever the number of connections.
    */
   public record NodeReport(String node, List<ConnectionReport> connections, List<ClusterEvent> events, int part, int parts)
-      implements CborSerializable {}
+      implements CborSerializable {
+    /** Another node's report without its node, its reports or its events, or with a null among them, is refused as it is read. */
+    public NodeReport {
+      Objects.requireNonNull(node, "node");
+      connections = List.copyOf(connections);
+      events = List.copyOf(events);
+    }
+  }
 
   /** How many recent events a node keeps for the cluster page. */
   static final int RECENT_EVENTS = 50;
