@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * counted once, whatever the number of readers holding it.
  *
  * <p>When a charge takes the total past the limit, the budget sheds: it asks the connections
- * holding the most to let go, biggest first, until the total, less what they still hold, is back
+ * holding the most to let go, biggest first, until what they hold would bring the total back
  * under nine tenths of the limit. A shed connection drops what is queued for it at once and is
  * closed with 1013 (try again later); see {@link Holder#shed}. The connections holding little,
  * which is every reader that keeps up, are never touched. A message that needs more memory to go
@@ -28,10 +28,7 @@ public final class MemoryBudget {
     /** The bytes this connection holds now: an estimate, read from any thread. */
     long held();
 
-    /**
-     * Lets go of what is queued for it at once, on the calling thread, and closes; what its
-     * channel holds comes back as it closes. Called from any thread, at most once.
-     */
+    /** Lets go of everything it holds and closes; called from any thread, at most once. */
     void shed();
   }
 
@@ -118,18 +115,18 @@ public final class MemoryBudget {
   }
 
   /**
-   * Sheds the biggest holders until the total, less what holders already shed still hold (on its
-   * way back), is under the low-water mark. The total is read again after each one: a frame that
-   * several shed readers held comes back only once the last of them has let go, so what a holder
-   * reports does not say what shedding it brings back. One thread sheds at a time; a charge that
-   * finds shedding under way goes on (the pass running will see it).
+   * Sheds the biggest holders until what they hold, with what holders already shed still hold (on
+   * its way back), would bring the total under the low-water mark. One thread sheds at a time; a
+   * charge that finds shedding under way goes on (the pass running will see it).
    */
   private void shed() {
     if (!shedInProgress.compareAndSet(false, true)) {
       return;
     }
     try {
-      if (!overLowWater()) {
+      long pending = shedding.stream().mapToLong(Holder::held).sum();
+      long excess = used.get() - pending - lowWater;
+      if (excess <= 0) {
         return;
       }
       List<Map.Entry<Holder, Long>> candidates = new ArrayList<>();
@@ -141,26 +138,23 @@ public final class MemoryBudget {
       }
       candidates.sort(Comparator.comparingLong((Map.Entry<Holder, Long> e) -> e.getValue()).reversed());
       for (Map.Entry<Holder, Long> candidate : candidates) {
-        if (!overLowWater()) {
+        if (excess <= 0) {
           break;
         }
         Holder holder = candidate.getKey();
+        long held = candidate.getValue();
         shedding.add(holder);
         if (!holders.containsKey(holder)) {
           // it ended meanwhile: nothing left to wait for
           shedding.remove(holder);
           continue;
         }
-        listener.shed(holder, candidate.getValue());
+        excess -= held;
+        listener.shed(holder, held);
         holder.shed();
       }
     } finally {
       shedInProgress.set(false);
     }
-  }
-
-  /** Whether the total, less what shed holders still hold, is over the low-water mark. */
-  private boolean overLowWater() {
-    return used.get() - shedding.stream().mapToLong(Holder::held).sum() > lowWater;
   }
 }
