@@ -102,7 +102,7 @@ public record HttpSettings(
         r.string("relay.host"),
         r.port("relay.port-access"),
         r.port("relay.port-relay"),
-        r.bool("relay.allow-no-booking-id"),
+        r.practableBool("relay.allow-no-booking-id"),
         r.duration("relay.ask-timeout"),
         r.wholeSeconds("relay.token-leeway"),
         r.integer("relay.token-cache-size", 0, 10_000_000),

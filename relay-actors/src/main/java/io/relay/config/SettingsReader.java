@@ -16,6 +16,9 @@ public final class SettingsReader {
   /** Go's strconv.ParseBool's spellings, in which the practable relay reads its switches. */
   private static final Set<String> GO_TRUE = Set.of("1", "t", "T", "TRUE", "true", "True");
   private static final Set<String> GO_FALSE = Set.of("0", "f", "F", "FALSE", "false", "False");
+  /** HOCON's spellings, for this relay's own switches. */
+  private static final Set<String> HOCON_TRUE = Set.of("true", "on", "yes");
+  private static final Set<String> HOCON_FALSE = Set.of("false", "off", "no");
 
   private final Config config;
 
@@ -42,14 +45,22 @@ public final class SettingsReader {
   }
 
   /**
-   * A switch: Go's spellings of true and false, so that a practable deployment's values carry
-   * over, and {@code on} and {@code off}. Not HOCON's {@code yes} and {@code no}, which practable
-   * reads as false.
+   * A switch of this relay's own: HOCON's spellings ({@code on}, {@code yes}, {@code true} and
+   * their false counterparts) or Go's ({@link #practableBool}).
    */
   public boolean bool(String key) {
     String value = read(key, "true or false", () -> config.getString(key));
-    Optional<Boolean> onOff = value.equals("on") ? Optional.of(true) : value.equals("off") ? Optional.of(false) : Optional.empty();
-    return parseGoBool(value).or(() -> onOff).orElseThrow(() -> invalid(key, "expected true or false, got '" + value + "'"));
+    Optional<Boolean> hocon = HOCON_TRUE.contains(value) ? Optional.of(true) : HOCON_FALSE.contains(value) ? Optional.of(false) : Optional.empty();
+    return parseGoBool(value).or(() -> hocon).orElseThrow(() -> invalid(key, "expected on, off, true or false, got '" + value + "'"));
+  }
+
+  /**
+   * A switch the practable relay shares, read as it reads it: Go's spellings of true and false
+   * only, since practable reads any other value, {@code yes} and {@code on} among them, as false.
+   */
+  public boolean practableBool(String key) {
+    String value = read(key, "true or false", () -> config.getString(key));
+    return parseGoBool(value).orElseThrow(() -> invalid(key, "expected true or false (or 1, t, T, TRUE, True and their false counterparts), got '" + value + "'"));
   }
 
   /** {@code value} as Go's strconv.ParseBool reads it; empty where it refuses it. */

@@ -2,6 +2,7 @@ package io.relay.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import io.relay.config.SettingsReader.InvalidSettingException;
@@ -35,22 +36,33 @@ class SettingsReaderTest {
   }
 
   @Test
-  void aSwitchIsReadInThePractableRelaysSpellingsWhichAreGosAndAsOnOrOff() {
-    for (String yes : new String[] {"true", "on", "1", "t", "T", "TRUE", "True"}) {
-      assertEquals(true, reader("relay.allow-no-booking-id = \"" + yes + "\"").bool("relay.allow-no-booking-id"), yes);
+  void aSwitchOfThisRelaysOwnTakesHoconsSpellingsAndGos() {
+    for (String yes : new String[] {"on", "yes", "true", "1", "t", "T", "TRUE", "True"}) {
+      assertEquals(true, reader("relay.management-writes = \"" + yes + "\"").bool("relay.management-writes"), yes);
     }
-    for (String no : new String[] {"false", "off", "0", "f", "F", "FALSE", "False"}) {
-      assertEquals(false, reader("relay.allow-no-booking-id = \"" + no + "\"").bool("relay.allow-no-booking-id"), no);
+    for (String no : new String[] {"off", "no", "false", "0", "f", "F", "FALSE", "False"}) {
+      assertEquals(false, reader("relay.management-writes = \"" + no + "\"").bool("relay.management-writes"), no);
     }
-    assertEquals(true, reader("relay.allow-no-booking-id = true").bool("relay.allow-no-booking-id"));
+    assertEquals(true, reader("relay.management-writes = true").bool("relay.management-writes"), "HOCON's boolean");
+    for (String word : new String[] {"maybe", "2"}) {
+      InvalidSettingException refused =
+          assertThrows(InvalidSettingException.class, () -> reader("relay.management-writes = " + word).bool("relay.management-writes"));
+      assertEquals("relay.management-writes (RELAY_MANAGEMENT_WRITES): expected on, off, true or false, got '" + word + "'", refused.getMessage());
+    }
   }
 
   @Test
-  void yesAndNoWhichThePractableRelayReadsAsFalseAreRefusedLikeAnyOtherWordNamingTheSetting() {
-    for (String word : new String[] {"yes", "no", "maybe"}) {
+  void aSwitchThePractableRelaySharesTakesGosSpellingsOnlySinceItReadsAnyOtherAsFalse() {
+    for (String yes : new String[] {"true", "1", "t", "T", "TRUE", "True"}) {
+      assertEquals(true, reader("relay.allow-no-booking-id = \"" + yes + "\"").practableBool("relay.allow-no-booking-id"), yes);
+    }
+    for (String no : new String[] {"false", "0", "f", "F", "FALSE", "False"}) {
+      assertEquals(false, reader("relay.allow-no-booking-id = \"" + no + "\"").practableBool("relay.allow-no-booking-id"), no);
+    }
+    for (String word : new String[] {"yes", "no", "on", "off", "maybe"}) {
       InvalidSettingException refused =
-          assertThrows(InvalidSettingException.class, () -> reader("relay.allow-no-booking-id = " + word).bool("relay.allow-no-booking-id"));
-      assertEquals("relay.allow-no-booking-id (RELAY_ALLOW_NO_BOOKING_ID): expected true or false, got '" + word + "'", refused.getMessage());
+          assertThrows(InvalidSettingException.class, () -> reader("relay.allow-no-booking-id = " + word).practableBool("relay.allow-no-booking-id"));
+      assertTrue(refused.getMessage().startsWith("relay.allow-no-booking-id (RELAY_ALLOW_NO_BOOKING_ID): expected true or false"), refused.getMessage());
     }
   }
 
