@@ -40,9 +40,9 @@ public final class Connection {
   private volatile ActorRef<TopicActor.Command> topicActor;
   private volatile boolean attached;
   /** Whether its topic took it ({@code JOINED}) or its admission was given up first ({@code ABANDONED}). */
-  private final AtomicReference<Admission> admission = new AtomicReference<>(Admission.ADMITTING);
+  private final AtomicReference<JoinState> admission = new AtomicReference<>(JoinState.ADMITTING);
 
-  private enum Admission { ADMITTING, JOINED, ABANDONED }
+  private enum JoinState { ADMITTING, JOINED, ABANDONED }
 
   public Connection(long id, Grant grant, OutboundQueue outbound) {
     this.id = id;
@@ -78,7 +78,7 @@ public final class Connection {
   boolean joined(Room room, ActorRef<TopicActor.Command> topicActor) {
     this.room = room;
     this.topicActor = topicActor;
-    return admission.compareAndSet(Admission.ADMITTING, Admission.JOINED);
+    return admission.compareAndSet(JoinState.ADMITTING, JoinState.JOINED);
   }
 
   /**
@@ -87,7 +87,7 @@ public final class Connection {
    * rather than at the attach deadline, so that it holds no frames meanwhile.
    */
   public void abandonAdmission() {
-    if (!admission.compareAndSet(Admission.ADMITTING, Admission.ABANDONED) && admission.get() == Admission.JOINED) {
+    if (!admission.compareAndSet(JoinState.ADMITTING, JoinState.ABANDONED) && admission.get() == JoinState.JOINED) {
       topicActor.tell(new TopicActor.Left(id, "its join was answered too late; its client was refused with 503"));
     }
   }

@@ -147,8 +147,24 @@ public final class OutboundQueue {
    * so ({@link #isDisposed}).
    */
   public void dispose() {
+    dispose(false);
+  }
+
+  /**
+   * The client's close was answered: as {@link #dispose}, and a close the server asked for but
+   * had not sent yet never goes out, so the connection counts as closed by its client ({@link
+   * #closeCode} 0).
+   */
+  public void disposeAnsweringClient() {
+    dispose(true);
+  }
+
+  private void dispose(boolean answeringClient) {
     Runnable toWake;
     synchronized (this) {
+      if (answeringClient && closeFrame != null) {
+        closeCode = 0;
+      }
       if (disposed) {
         return; // the handler's end and its topic both dispose: the later one has nothing to do
       }
@@ -163,20 +179,6 @@ public final class OutboundQueue {
     if (toWake != null) {
       toWake.run();
     }
-  }
-
-  /**
-   * The client's close was answered: as {@link #dispose}, and a close the server asked for but
-   * had not sent yet never goes out, so the connection counts as closed by its client ({@link
-   * #closeCode} 0).
-   */
-  public void disposeAnsweringClient() {
-    synchronized (this) {
-      if (closeFrame != null) {
-        closeCode = 0;
-      }
-    }
-    dispose();
   }
 
   /** Whether the connection ended or its topic dropped it ({@link #dispose}). */
