@@ -56,7 +56,7 @@ import org.slf4j.LoggerFactory;
  * The node's guardian: it joins a cluster of its own when no seed nodes or discovery are set,
  * spawns the services (codes, deny list, topics, cluster status, the claims and cancels
  * channels), starts Pekko Management and Cluster Bootstrap, binds the access and relay ports and
- * registers the drain.
+ * registers the drain; and stops the node should the codes, the deny list or the topics stop.
  */
 final class NodeGuardian {
   private static final Logger LOG = LoggerFactory.getLogger(NodeGuardian.class);

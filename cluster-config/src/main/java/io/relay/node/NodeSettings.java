@@ -114,8 +114,14 @@ record NodeSettings(
     return port >= 1 && port <= 65535;
   }
 
-  /** Whether {@code host} is the wildcard address (0.0.0.0, ::), which binds every interface. */
+  /**
+   * Whether {@code host} is the wildcard address (0.0.0.0, ::), which binds every interface. Only
+   * an address is looked at: a name is never the wildcard, and is not looked up here.
+   */
   static boolean isWildcard(String host) {
+    if (!host.contains(":") && !host.matches("[0-9.]+")) {
+      return false;
+    }
     try {
       return InetAddress.getByName(host).isAnyLocalAddress();
     } catch (UnknownHostException e) {

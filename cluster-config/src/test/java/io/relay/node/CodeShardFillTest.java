@@ -104,7 +104,8 @@ class CodeShardFillTest {
       }
       assertTrue(largest <= sized, "the fullest shard of " + node.address() + " holds " + largest + " codes, the sizing " + sized);
       long even = (CODES + RelaySettings.CODE_SHARDS - 1) / RelaySettings.CODE_SHARDS;
-      assertTrue(largest >= even, "the fullest shard of " + node.address() + " holds " + largest + " codes, fewer than an even spread's " + even);
+      assertTrue(largest >= even, "the gauge counts the codes: the fullest shard of " + node.address() + " holds " + largest
+          + ", fewer than the " + even + " that " + CODES + " codes put in one shard at least");
     }
   }
 

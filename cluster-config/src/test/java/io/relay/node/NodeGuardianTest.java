@@ -63,7 +63,9 @@ class NodeGuardianTest {
       assertEquals(
           java.util.Optional.of(NodeGuardian.ServiceStopped.INSTANCE),
           org.apache.pekko.actor.CoordinatedShutdown.get(failing.system).getShutdownReason(),
-          "stopped for that reason, which exits with status 1");
+          "stopped for that reason");
+      assertEquals(1, failing.system.settings().config().getInt("pekko.coordinated-shutdown.reason-overrides.\"io.relay.node.NodeGuardian$ServiceStopped\".exit-code"),
+          "which exits with status 1, so that systemd's Restart=on-failure and Kubernetes start it again");
     }
   }
 

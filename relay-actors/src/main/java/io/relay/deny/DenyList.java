@@ -40,7 +40,7 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * <p>A write goes to a majority, and is then sent ({@link ListChange}) straight to the list of
  * every member that confirms changes (at this list's own path on that node), which applies it at
  * once and confirms; the write is answered {@link Outcome#STORED} once every member
- * that is Up and reachable from this node has confirmed ({@link Membership#confirmers}), and {@link
+ * that is Up or leaving and reachable from this node has confirmed ({@link Membership#confirmers}), and {@link
  * Outcome#UNCONFIRMED} if one has not within the replication timeout. So once a deny is answered,
  * no reachable member issues a code for the booking or admits one of its connections, and each has
  * its connections closing with 4003. A deny is also announced on the cluster's cancel channel
@@ -383,7 +383,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
     return this;
   }
 
-  /** Answers the changes every member that confirms, Up and reachable now, has confirmed. */
+  /** Answers the changes every member that confirms, Up or leaving and reachable now, has confirmed. */
   private void answerConfirmed() {
     pending.answerable(membership.confirmers()).forEach(
         (request, set) -> {
@@ -457,7 +457,7 @@ public final class DenyList extends AbstractBehavior<DenyList.Command> {
   // majority of nodes (its replica may have missed writes in the meantime).
 
   private Behavior<Command> onMembership(Membership.Change change) {
-    answerConfirmed(); // a member that left or became unreachable is no longer waited for
+    answerConfirmed(); // a member that was removed or downed, or became unreachable, is no longer waited for
     if (change == Membership.Change.MAJORITY_LOST) {
       reads.abandon();
       if (status.isRead()) {
